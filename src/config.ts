@@ -1,0 +1,139 @@
+// Configuration: every setting Signet reads from the environment, declared once with its default
+// and description. `loadConfig` parses the environment a single time (in src/main) and the result
+// is passed down; no other module reads process.env. The README's configuration table is checked
+// against SETTINGS by a test, so the two cannot drift.
+import path from 'node:path';
+
+export interface Config {
+  port: number;
+  host: string;
+  dataDir: string;
+  publicUrl: string | null;
+  databaseUrl: string | null;
+  storage: 'disk' | 's3';
+  s3: { bucket: string; region: string; endpoint: string | null; prefix: string; forcePathStyle: boolean };
+  masterKey: string | null;
+  fileKeyTtlSeconds: number;
+  maxUploadBytes: number;
+  rateLimit: { perSecond: number; burst: number };
+  workerConcurrency: number;
+  tls: { certFile: string; keyFile: string } | null;
+  appleCaDir: string | null;
+  ascBaseUrl: string;
+  profileSigning: { certFile: string; keyFile: string } | null;
+  logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+}
+
+export class ConfigError extends Error {
+  readonly code = 'config_invalid';
+}
+
+interface Setting {
+  name: string;
+  default: string;
+  description: string;
+}
+
+/** The settings, in the order the README lists them. An empty default means "unset". */
+export const SETTINGS: readonly Setting[] = [
+  { name: 'SIGNET_PORT', default: '8080', description: 'TCP port of the HTTP(S) listener.' },
+  { name: 'SIGNET_HOST', default: '0.0.0.0', description: 'Address to listen on.' },
+  { name: 'SIGNET_DATA_DIR', default: './data', description: 'All local state: SQLite database, blobs on disk, master key file.' },
+  { name: 'SIGNET_PUBLIC_URL', default: '', description: 'Public base URL used in install links (must be https:// for iOS installs). Defaults to http://localhost:PORT.' },
+  { name: 'SIGNET_DATABASE_URL', default: '', description: 'postgres://… to use PostgreSQL and graphile-worker; unset uses SQLite in the data dir and the embedded queue.' },
+  { name: 'SIGNET_STORAGE', default: 'disk', description: '`disk` (blobs under the data dir) or `s3`.' },
+  { name: 'SIGNET_S3_BUCKET', default: '', description: 'Bucket for `SIGNET_STORAGE=s3`.' },
+  { name: 'SIGNET_S3_REGION', default: 'us-east-1', description: 'S3 region.' },
+  { name: 'SIGNET_S3_ENDPOINT', default: '', description: 'Endpoint of an S3-compatible server (MinIO, R2, …); unset for AWS.' },
+  { name: 'SIGNET_S3_PREFIX', default: '', description: 'Key prefix for every object Signet writes.' },
+  { name: 'SIGNET_S3_FORCE_PATH_STYLE', default: 'false', description: 'Path-style bucket addressing (most self-hosted S3 servers need `true`).' },
+  { name: 'SIGNET_MASTER_KEY', default: '', description: '32-byte key (base64 or hex) encrypting private keys, passwords and profiles at rest. Unset: a 0600 key file is created in the data dir.' },
+  { name: 'SIGNET_FILE_KEY_TTL', default: '86400', description: 'Seconds an uploaded file_key stays usable before the sweeper deletes it.' },
+  { name: 'SIGNET_MAX_UPLOAD_BYTES', default: '2147483648', description: 'Largest accepted upload in bytes (2 GiB).' },
+  { name: 'SIGNET_RATE_LIMIT', default: '20/s,100', description: 'Per-API-key token bucket: refill rate per second, burst size.' },
+  { name: 'SIGNET_WORKER_CONCURRENCY', default: '2', description: 'Signing tasks run at once in this process (0 = API only, no worker).' },
+  { name: 'SIGNET_TLS_CERT', default: '', description: 'PEM certificate chain; with SIGNET_TLS_KEY, Signet serves HTTPS itself.' },
+  { name: 'SIGNET_TLS_KEY', default: '', description: 'PEM private key for SIGNET_TLS_CERT.' },
+  { name: 'SIGNET_APPLE_CA_DIR', default: '', description: "Folder of Apple's WWDR intermediate and root certificates (DER or PEM) used to complete iOS signing chains." },
+  { name: 'SIGNET_ASC_BASE_URL', default: 'https://api.appstoreconnect.apple.com', description: 'App Store Connect API base URL (point it at a test server in tests).' },
+  { name: 'SIGNET_PROFILE_SIGNING_CERT', default: '', description: 'PEM certificate chain signing UDID-capture .mobileconfig files (default: the TLS certificate).' },
+  { name: 'SIGNET_PROFILE_SIGNING_KEY', default: '', description: 'PEM private key for SIGNET_PROFILE_SIGNING_CERT.' },
+  { name: 'SIGNET_LOG_LEVEL', default: 'info', description: '`debug`, `info`, `warn`, `error` or `silent`.' },
+];
+
+type Env = Record<string, string | undefined>;
+
+export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
+  const get = (name: string): string => {
+    const setting = SETTINGS.find((s) => s.name === name);
+    if (!setting) throw new Error(`unknown setting ${name}`);
+    const value = env[name];
+    return value === undefined || value === '' ? setting.default : value.trim();
+  };
+  const optional = (name: string): string | null => get(name) || null;
+  const integer = (name: string, min: number, max: number): number => {
+    const raw = get(name);
+    const value = Number(raw);
+    if (!/^\d+$/.test(raw) || !Number.isSafeInteger(value) || value < min || value > max) {
+      throw new ConfigError(`${name} must be an integer from ${min} to ${max}, got "${raw}"`);
+    }
+    return value;
+  };
+  const oneOf = <T extends string>(name: string, values: readonly T[]): T => {
+    const raw = get(name);
+    if (!(values as readonly string[]).includes(raw)) throw new ConfigError(`${name} must be one of ${values.join(', ')}, got "${raw}"`);
+    return raw as T;
+  };
+  const pair = (a: string, b: string): { certFile: string; keyFile: string } | null => {
+    const cert = optional(a);
+    const key = optional(b);
+    if (Boolean(cert) !== Boolean(key)) throw new ConfigError(`${a} and ${b} must be set together`);
+    return cert && key ? { certFile: path.resolve(cwd, cert), keyFile: path.resolve(cwd, key) } : null;
+  };
+
+  const port = integer('SIGNET_PORT', 0, 65535);
+  const publicUrl = optional('SIGNET_PUBLIC_URL');
+  if (publicUrl !== null && !/^https?:\/\/[^/]+/.test(publicUrl)) {
+    throw new ConfigError(`SIGNET_PUBLIC_URL must be an http:// or https:// URL, got "${publicUrl}"`);
+  }
+  const databaseUrl = optional('SIGNET_DATABASE_URL');
+  if (databaseUrl !== null && !/^postgres(ql)?:\/\//.test(databaseUrl)) {
+    throw new ConfigError('SIGNET_DATABASE_URL must be a postgres:// URL (unset it to use SQLite)');
+  }
+  const storage = oneOf('SIGNET_STORAGE', ['disk', 's3'] as const);
+  const bucket = get('SIGNET_S3_BUCKET');
+  if (storage === 's3' && !bucket) throw new ConfigError('SIGNET_STORAGE=s3 needs SIGNET_S3_BUCKET');
+  const rate = /^(\d+(?:\.\d+)?)\/s,(\d+)$/.exec(get('SIGNET_RATE_LIMIT'));
+  if (!rate) throw new ConfigError(`SIGNET_RATE_LIMIT must look like "20/s,100", got "${get('SIGNET_RATE_LIMIT')}"`);
+
+  return {
+    port,
+    host: get('SIGNET_HOST'),
+    dataDir: path.resolve(cwd, get('SIGNET_DATA_DIR')),
+    publicUrl: publicUrl?.replace(/\/+$/, '') ?? null,
+    databaseUrl,
+    storage,
+    s3: {
+      bucket,
+      region: get('SIGNET_S3_REGION'),
+      endpoint: optional('SIGNET_S3_ENDPOINT'),
+      prefix: get('SIGNET_S3_PREFIX'),
+      forcePathStyle: oneOf('SIGNET_S3_FORCE_PATH_STYLE', ['true', 'false'] as const) === 'true',
+    },
+    masterKey: optional('SIGNET_MASTER_KEY'),
+    fileKeyTtlSeconds: integer('SIGNET_FILE_KEY_TTL', 60, 365 * 86400),
+    maxUploadBytes: integer('SIGNET_MAX_UPLOAD_BYTES', 1, Number.MAX_SAFE_INTEGER),
+    rateLimit: { perSecond: Number(rate[1]), burst: Number(rate[2]) },
+    workerConcurrency: integer('SIGNET_WORKER_CONCURRENCY', 0, 64),
+    tls: pair('SIGNET_TLS_CERT', 'SIGNET_TLS_KEY'),
+    appleCaDir: optional('SIGNET_APPLE_CA_DIR') === null ? null : path.resolve(cwd, get('SIGNET_APPLE_CA_DIR')),
+    ascBaseUrl: get('SIGNET_ASC_BASE_URL').replace(/\/+$/, ''),
+    profileSigning: pair('SIGNET_PROFILE_SIGNING_CERT', 'SIGNET_PROFILE_SIGNING_KEY'),
+    logLevel: oneOf('SIGNET_LOG_LEVEL', ['debug', 'info', 'warn', 'error', 'silent'] as const),
+  };
+}
+
+/** The base URL links are built from: SIGNET_PUBLIC_URL, else the local listener. */
+export function publicBaseUrl(config: Config): string {
+  return config.publicUrl ?? `${config.tls ? 'https' : 'http'}://localhost:${config.port}`;
+}

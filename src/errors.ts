@@ -1,0 +1,64 @@
+// Signet's error catalogue: the service's codes plus the signing engines' codes
+// (src/signing/errors.ts), one list. Every non-2xx HTTP body and every failed task carries one of
+// these codes; src/http/error-status.ts maps them to HTTP statuses. Codes are stable API.
+import { SIGNING_ERRORS, SigningError, type SigningErrorCode } from './signing/errors.ts';
+
+export const SERVICE_ERRORS = {
+  unauthorized: 'A valid API key is required (Authorization: Bearer sk_…).',
+  not_found: 'No such route or resource.',
+  method_not_allowed: 'The route does not accept this method.',
+  invalid_request: 'The request is malformed or a field is missing or invalid.',
+  rate_limited: 'Too many requests for this API key; retry after the time in Retry-After.',
+  file_too_large: 'The upload exceeds the maximum size.',
+  unsupported_file_type: 'Only .ipa and .apk files are accepted.',
+  unsupported_media_type: 'The request body has an unsupported content type.',
+  file_key_not_found: 'No upload with this file_key.',
+  file_key_expired: 'The upload behind this file_key has expired; upload the file again.',
+  cert_type_unsupported: 'This cert_type cannot sign this kind of package.',
+  certificate_required: 'No usable certificate for this task; upload one first.',
+  certificate_not_found: 'No certificate with this id.',
+  certificate_in_use: 'The certificate is used by pending tasks.',
+  idempotency_conflict: 'This Idempotency-Key was used with a different request body.',
+  task_not_found: 'No task with this id.',
+  task_not_cancelable: 'The task has already finished.',
+  artifact_not_ready: 'The task has no signed artifact (yet).',
+  range_not_satisfiable: 'The requested byte range is outside the file.',
+  app_not_found: 'No app with this id.',
+  distribution_not_found: 'No distribution with this id.',
+  link_expired: 'This install link has expired.',
+  link_disabled: 'This install link has been disabled.',
+  download_quota_exceeded: 'This install link has reached its download limit.',
+  password_required: 'This install link is password protected.',
+  signer_unavailable: 'No signing engine is available for this platform and certificate type.',
+  signing_failed: 'Signing failed for an unexpected reason.',
+  verification_failed: 'The signed output did not pass verification and was not handed out.',
+  task_attempts_exhausted: 'The task was interrupted too many times.',
+  webhook_failed: 'The webhook could not be delivered.',
+  service_unavailable: 'The service is shutting down or not ready.',
+  internal_error: 'An unexpected error occurred.',
+} as const;
+
+export const ERROR_CATALOGUE = { ...SERVICE_ERRORS, ...SIGNING_ERRORS } as const;
+export type ServiceErrorCode = keyof typeof SERVICE_ERRORS;
+export type ErrorCode = ServiceErrorCode | SigningErrorCode;
+
+/** A service-level failure with a catalogue code; `details` may name the offending field etc. */
+export class AppError extends Error {
+  readonly code: ErrorCode;
+  readonly details: Record<string, unknown> | undefined;
+
+  constructor(code: ErrorCode, message?: string, options?: { cause?: unknown; details?: Record<string, unknown> }) {
+    super(message ?? ERROR_CATALOGUE[code], options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'AppError';
+    this.code = code;
+    this.details = options?.details;
+  }
+}
+
+export { SigningError };
+
+/** Any error carrying a catalogue code, from the service or an engine. */
+export function errorCodeOf(error: unknown): ErrorCode | null {
+  if (error instanceof AppError || error instanceof SigningError) return error.code;
+  return null;
+}
