@@ -1,0 +1,107 @@
+// Parsing the central directory (APPNOTE 4.3.12) in bounded windows, never as one buffer.
+import type { DataSource } from '../data-source.ts';
+import { SigningError } from '../errors.ts';
+import { applyZip64, parseExtraFields, type ExtraField } from './extra-fields.ts';
+import { CENTRAL_HEADER_SIGNATURE, CENTRAL_HEADER_SIZE, FLAG_UTF8 } from './format.ts';
+import { decodeName } from './names.ts';
+
+const WINDOW = 1024 * 1024;
+
+export interface CentralRecord {
+  index: number;
+  name: string;
+  nameBytes: Buffer;
+  versionMadeBy: number;
+  versionNeeded: number;
+  flags: number;
+  method: number;
+  dosTime: number;
+  dosDate: number;
+  crc32: number;
+  compressedSize: number;
+  uncompressedSize: number;
+  localHeaderOffset: number;
+  internalAttributes: number;
+  externalAttributes: number;
+  zip64: boolean;
+  extra: Buffer;
+  extraFields: ExtraField[];
+  comment: Buffer;
+  record: Buffer;
+}
+
+/**
+ * Reads exactly `count` records from [offset, offset + size). apksig ZipUtils / V1SchemeVerifier:
+ * the records must consume the directory exactly; leftover or missing bytes are an error.
+ */
+export async function readCentralDirectory(source: DataSource, offset: number, size: number, count: number): Promise<CentralRecord[]> {
+  // APPNOTE 4.3.12: every record is at least 46 bytes, so a count the size cannot hold is bogus.
+  if (count * CENTRAL_HEADER_SIZE > size) {
+    throw new SigningError('zip_invalid', `central directory of ${size} bytes cannot hold ${count} entries`);
+  }
+  const end = offset + size;
+  let window: Buffer = Buffer.alloc(0);
+  let windowStart = offset;
+  const view = async (pos: number, length: number): Promise<Buffer> => {
+    if (pos + length > end) throw new SigningError('zip_invalid', `central directory record ${records.length} runs past the end of the central directory`);
+    if (pos < windowStart || pos + length > windowStart + window.length) {
+      windowStart = pos;
+      window = await source.read(pos, Math.min(end - pos, Math.max(length, WINDOW)));
+    }
+    return window.subarray(pos - windowStart, pos - windowStart + length);
+  };
+
+  const records: CentralRecord[] = [];
+  let pos = offset;
+  for (let index = 0; index < count; index++) {
+    const fixed = await view(pos, CENTRAL_HEADER_SIZE);
+    if (fixed.readUInt32LE(0) !== CENTRAL_HEADER_SIGNATURE) {
+      throw new SigningError('zip_invalid', `central directory record ${index} at ${pos} has no signature (APPNOTE 4.3.12)`);
+    }
+    const nameLength = fixed.readUInt16LE(28);
+    const extraLength = fixed.readUInt16LE(30);
+    const commentLength = fixed.readUInt16LE(32);
+    const total = CENTRAL_HEADER_SIZE + nameLength + extraLength + commentLength;
+    // Copy: the record outlives the window it was read through.
+    const record = Buffer.from(await view(pos, total));
+    const flags = record.readUInt16LE(8);
+    const nameBytes = record.subarray(CENTRAL_HEADER_SIZE, CENTRAL_HEADER_SIZE + nameLength);
+    const extra = record.subarray(CENTRAL_HEADER_SIZE + nameLength, CENTRAL_HEADER_SIZE + nameLength + extraLength);
+    const { fields } = parseExtraFields(extra);
+    const what = `central directory record ${index}`;
+    const values = applyZip64(fields, {
+      compressedSize: record.readUInt32LE(20),
+      uncompressedSize: record.readUInt32LE(24),
+      localHeaderOffset: record.readUInt32LE(42),
+      diskNumber: record.readUInt16LE(34),
+    }, what);
+    if (values.diskNumber !== 0) throw new SigningError('zip_unsupported', 'multi-disk (spanned) zip archives are not supported');
+    records.push({
+      index,
+      name: decodeName(nameBytes, (flags & FLAG_UTF8) !== 0),
+      nameBytes,
+      versionMadeBy: record.readUInt16LE(4),
+      versionNeeded: record.readUInt16LE(6),
+      flags,
+      method: record.readUInt16LE(10),
+      dosTime: record.readUInt16LE(12),
+      dosDate: record.readUInt16LE(14),
+      crc32: record.readUInt32LE(16),
+      compressedSize: values.compressedSize,
+      uncompressedSize: values.uncompressedSize,
+      localHeaderOffset: values.localHeaderOffset,
+      internalAttributes: record.readUInt16LE(36),
+      externalAttributes: record.readUInt32LE(38),
+      zip64: values.zip64,
+      extra,
+      extraFields: fields,
+      comment: record.subarray(CENTRAL_HEADER_SIZE + nameLength + extraLength),
+      record,
+    });
+    pos += total;
+  }
+  if (pos !== end) {
+    throw new SigningError('zip_invalid', `central directory has ${end - pos} bytes left over after ${count} records`);
+  }
+  return records;
+}

@@ -1,0 +1,278 @@
+// ZipReader: opens an archive over a random-access DataSource, validates its structure up front
+// (every check cites APPNOTE or apksig), and hands out entries and bounded content streams.
+import type { Readable } from 'node:stream';
+import type { DataSource } from '../data-source.ts';
+import { SigningError } from '../errors.ts';
+import { readCentralDirectory, type CentralRecord } from './central-directory.ts';
+import { openContentStream, openRawStream, readContentChunks, readEntryBytes, readRawChunks } from './entry-content.ts';
+import type { ZipEntry } from './entry.ts';
+import { readEndOfCentralDirectory } from './eocd.ts';
+import { EXTRA_ZIP64, FLAG_DATA_DESCRIPTOR, FLAG_ENCRYPTED, FLAG_MASKED_HEADERS, FLAG_STRONG_ENCRYPTION, LOCAL_HEADER_SIZE, METHOD_DEFLATED, METHOD_STORED } from './format.ts';
+import { parseExtraFields } from './extra-fields.ts';
+import { dataDescriptorLength, checkLocalHeader, localHeaderLength } from './local-header.ts';
+import { resolveLimits, type ZipLimits } from './limits.ts';
+import { checkSafeName, duplicateKey, symlinkTargetIsContained } from './names.ts';
+import { entryKind } from './unix-mode.ts';
+
+export interface ZipGeometry {
+  /** Offset of the first local header (0 unless bytes were prepended), or the CD offset if empty. */
+  firstEntryOffset: number;
+  /** End of the last entry's data (and data descriptor); 0 for an empty archive. */
+  entriesEnd: number;
+  centralDirectoryOffset: number;
+  centralDirectorySize: number;
+  /** Zip64 EOCD record offset, or null for a classic archive. */
+  zip64EocdOffset: number | null;
+  eocdOffset: number;
+  /** The classic EOCD record and comment, byte for byte. */
+  eocd: Buffer;
+  comment: Buffer;
+  /** Bytes between the last entry and the CD (an APK Signing Block lives here). */
+  bytesBeforeCentralDirectory: number;
+}
+
+const HEADER_BATCH = 64 * 1024;
+const DEFAULT_READ_ENTRY_MAX = 32 * 1024 * 1024;
+// Local extra fields usually match the central ones; allow some slack before a second read.
+const EXTRA_SLACK = 64;
+
+export class ZipReader {
+  readonly source: DataSource;
+  readonly limits: ZipLimits;
+  /** Entries in central directory order. */
+  readonly entries: readonly ZipEntry[];
+  readonly geometry: ZipGeometry;
+  private readonly byName: Map<string, ZipEntry>;
+
+  private constructor(source: DataSource, limits: ZipLimits, entries: ZipEntry[], geometry: ZipGeometry) {
+    this.source = source;
+    this.limits = limits;
+    this.entries = entries;
+    this.geometry = geometry;
+    this.byName = new Map(entries.map((entry) => [entry.name, entry]));
+  }
+
+  /** Parses and validates the archive. The caller keeps ownership of `source` (and closes it). */
+  static async open(source: DataSource, limits?: Partial<ZipLimits>): Promise<ZipReader> {
+    try {
+      return await ZipReader.parse(source, resolveLimits(limits));
+    } catch (error) {
+      // A DataSource RangeError here means a structure pointed outside the file; I/O errors pass.
+      if (error instanceof RangeError) throw new SigningError('zip_invalid', `zip structure points outside the file: ${error.message}`, { cause: error });
+      throw error;
+    }
+  }
+
+  private static async parse(source: DataSource, limits: ZipLimits): Promise<ZipReader> {
+    const end = await readEndOfCentralDirectory(source);
+    if (end.entryCount > limits.maxEntries) throw new SigningError('zip_bomb', `archive lists ${end.entryCount} entries, more than the limit of ${limits.maxEntries}`);
+    if (end.centralDirectorySize > limits.maxCentralDirectorySize) throw new SigningError('zip_bomb', `central directory of ${end.centralDirectorySize} bytes exceeds the limit of ${limits.maxCentralDirectorySize}`);
+    const records = await readCentralDirectory(source, end.centralDirectoryOffset, end.centralDirectorySize, end.entryCount);
+    checkRecords(records, limits);
+    const entries = await resolveLocalHeaders(source, records, end.centralDirectoryOffset);
+    const inFileOrder = [...entries].sort((a, b) => a.localHeaderOffset - b.localHeaderOffset);
+    const entriesEnd = inFileOrder.length === 0 ? 0 : inFileOrder[inFileOrder.length - 1]!.endOffset;
+    const geometry: ZipGeometry = {
+      firstEntryOffset: inFileOrder[0]?.localHeaderOffset ?? end.centralDirectoryOffset,
+      entriesEnd,
+      centralDirectoryOffset: end.centralDirectoryOffset,
+      centralDirectorySize: end.centralDirectorySize,
+      zip64EocdOffset: end.zip64EocdOffset,
+      eocdOffset: end.eocdOffset,
+      eocd: end.eocd,
+      comment: end.comment,
+      bytesBeforeCentralDirectory: end.centralDirectoryOffset - entriesEnd,
+    };
+    return new ZipReader(source, limits, entries, geometry);
+  }
+
+  getEntry(name: string): ZipEntry | undefined {
+    return this.byName.get(name);
+  }
+
+  /** Entries sorted by local header offset (the order apksig copies them in). */
+  entriesInFileOrder(): ZipEntry[] {
+    return [...this.entries].sort((a, b) => a.localHeaderOffset - b.localHeaderOffset);
+  }
+
+  /** The entry's stored (possibly compressed) bytes, in chunks of at most `chunkSize`. */
+  rawChunks(entry: ZipEntry, chunkSize?: number): AsyncGenerator<Buffer> {
+    return readRawChunks(this.source, entry, chunkSize);
+  }
+
+  openRawStream(entry: ZipEntry): Readable {
+    return openRawStream(this.source, entry);
+  }
+
+  /** Uncompressed bytes; CRC-32, declared size and the zip-bomb limits are checked as they flow. */
+  contentChunks(entry: ZipEntry): AsyncGenerator<Buffer> {
+    return readContentChunks(this.source, entry, this.limits);
+  }
+
+  openContentStream(entry: ZipEntry): Readable {
+    return openContentStream(this.source, entry, this.limits);
+  }
+
+  /**
+   * The target of a symlink entry (at most 4096 bytes, PATH_MAX), refused with zip_unsafe_entry
+   * when it is absolute or climbs out of the archive root.
+   */
+  async readSymlinkTarget(entry: ZipEntry): Promise<string> {
+    if (!entry.isSymlink) throw new RangeError(`${JSON.stringify(entry.name)} is not a symlink`);
+    const target = (await this.readEntry(entry, 4096)).toString('utf8');
+    if (!symlinkTargetIsContained(entry.name, target)) {
+      throw new SigningError('zip_unsafe_entry', `symlink ${JSON.stringify(entry.name)} points outside the archive (${JSON.stringify(target)})`, { details: { name: entry.name } });
+    }
+    return target;
+  }
+
+  /**
+   * Whole uncompressed content of a small entry (plists, manifests, profiles); zip_bomb if it is
+   * larger than `maxBytes` (default 32 MiB). Use contentChunks for anything that may be large.
+   */
+  readEntry(entry: ZipEntry, maxBytes: number = DEFAULT_READ_ENTRY_MAX): Promise<Buffer> {
+    return readEntryBytes(this.source, entry, this.limits, maxBytes);
+  }
+}
+
+/** Per-record checks that need no I/O: features, names, duplicates and declared sizes. */
+function checkRecords(records: readonly CentralRecord[], limits: ZipLimits): void {
+  const seen = new Map<string, string>();
+  let total = 0;
+  for (const record of records) {
+    const quoted = JSON.stringify(record.name);
+    // APPNOTE 4.4.4 bits 0, 6, 13: traditional, strong and central-directory encryption.
+    if ((record.flags & (FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION | FLAG_MASKED_HEADERS)) !== 0) {
+      throw new SigningError('zip_unsupported', `entry ${quoted} is encrypted`, { details: { name: record.name } });
+    }
+    // APPNOTE 4.4.5: only 0 (stored) and 8 (deflated) are read.
+    if (record.method !== METHOD_STORED && record.method !== METHOD_DEFLATED) {
+      throw new SigningError('zip_unsupported', `entry ${quoted} uses compression method ${record.method}`, { details: { name: record.name, method: record.method } });
+    }
+    if (record.method === METHOD_STORED && record.compressedSize !== record.uncompressedSize) {
+      throw new SigningError('zip_invalid', `stored entry ${quoted} has different compressed and uncompressed sizes`);
+    }
+    checkSafeName(record.name);
+    const key = duplicateKey(record.name);
+    const previous = seen.get(key);
+    if (previous !== undefined) {
+      throw new SigningError('zip_duplicate_entry', `entries ${JSON.stringify(previous)} and ${quoted} name the same path`, { details: { name: record.name } });
+    }
+    seen.set(key, record.name);
+    checkDeclaredSize(record, limits);
+    total += record.uncompressedSize;
+    if (total > limits.maxTotalUncompressedSize) {
+      throw new SigningError('zip_bomb', `archive expands to more than ${limits.maxTotalUncompressedSize} bytes`);
+    }
+  }
+}
+
+function checkDeclaredSize(record: { name: string; compressedSize: number; uncompressedSize: number }, limits: ZipLimits): void {
+  if (record.uncompressedSize > limits.maxEntryUncompressedSize) {
+    throw new SigningError('zip_bomb', `entry ${JSON.stringify(record.name)} expands to ${record.uncompressedSize} bytes, more than the limit of ${limits.maxEntryUncompressedSize}`, { details: { name: record.name } });
+  }
+  if (record.uncompressedSize > limits.compressionRatioThreshold && record.uncompressedSize > record.compressedSize * limits.maxCompressionRatio) {
+    throw new SigningError('zip_bomb', `entry ${JSON.stringify(record.name)} has a compression ratio above ${limits.maxCompressionRatio}:1`, { details: { name: record.name } });
+  }
+}
+
+/**
+ * Reads every local header in file order through 64 KiB windows that cover several neighbouring
+ * headers at once, then checks that entries neither overlap each other nor the central directory.
+ */
+async function resolveLocalHeaders(source: DataSource, records: CentralRecord[], cdOffset: number): Promise<ZipEntry[]> {
+  const order = [...records].sort((a, b) => a.localHeaderOffset - b.localHeaderOffset);
+  const guess = (r: CentralRecord): number => LOCAL_HEADER_SIZE + r.nameBytes.length + r.extra.length + EXTRA_SLACK;
+  let window: Buffer = Buffer.alloc(0);
+  let windowStart = 0;
+  // `hintEnd` is only computed on a window miss: scanning ahead for every entry would be quadratic.
+  const read = async (pos: number, length: number, hintEnd: () => number): Promise<Buffer> => {
+    const limit = Math.min(pos + length, cdOffset);
+    if (pos >= windowStart && limit <= windowStart + window.length) return window.subarray(pos - windowStart, limit - windowStart);
+    windowStart = pos;
+    window = await source.read(pos, Math.min(cdOffset, Math.max(pos + length, hintEnd())) - pos);
+    return window.subarray(0, limit - pos);
+  };
+  // The furthest header end reachable from order[i] within one batch.
+  const batchEnd = (i: number): number => {
+    const start = order[i]!.localHeaderOffset;
+    let endPos = start + guess(order[i]!);
+    for (let j = i + 1; j < order.length; j++) {
+      const candidate = order[j]!.localHeaderOffset + guess(order[j]!);
+      if (candidate - start > HEADER_BATCH) break;
+      endPos = candidate;
+    }
+    return endPos;
+  };
+
+  const entries: ZipEntry[] = new Array(records.length);
+  let previous: ZipEntry | null = null;
+  for (let i = 0; i < order.length; i++) {
+    const record = order[i]!;
+    const offset = record.localHeaderOffset;
+    if (previous !== null && offset < previous.endOffset) {
+      throw new SigningError('zip_overlapping_entries', `entry ${JSON.stringify(record.name)} at ${offset} overlaps ${JSON.stringify(previous.name)} [${previous.localHeaderOffset}, ${previous.endOffset})`, { details: { name: record.name } });
+    }
+    if (offset + LOCAL_HEADER_SIZE > cdOffset) {
+      throw new SigningError('zip_overlapping_entries', `local header of ${JSON.stringify(record.name)} at ${offset} is not before the central directory at ${cdOffset}`, { details: { name: record.name } });
+    }
+    const hint = (): number => batchEnd(i);
+    const fixed = await read(offset, LOCAL_HEADER_SIZE, hint);
+    const local = checkLocalHeader(fixed, record);
+    const headerLength = localHeaderLength(local);
+    if (offset + headerLength > cdOffset) {
+      throw new SigningError('zip_overlapping_entries', `local header of ${JSON.stringify(record.name)} runs into the central directory`, { details: { name: record.name } });
+    }
+    const localHeader = Buffer.from(await read(offset, headerLength, hint));
+    if (!localHeader.subarray(LOCAL_HEADER_SIZE, LOCAL_HEADER_SIZE + local.nameLength).equals(record.nameBytes)) {
+      throw new SigningError('zip_invalid', `local header at ${offset} names a different entry than the central directory (${JSON.stringify(record.name)})`);
+    }
+    const localExtra = localHeader.subarray(LOCAL_HEADER_SIZE + local.nameLength);
+    const dataOffset = offset + headerLength;
+    const dataEnd = dataOffset + record.compressedSize;
+    if (dataEnd > cdOffset) {
+      throw new SigningError('zip_overlapping_entries', `data of ${JSON.stringify(record.name)} runs into the central directory`, { details: { name: record.name } });
+    }
+    let dataDescriptorSize = 0;
+    if ((local.flags & FLAG_DATA_DESCRIPTOR) !== 0) {
+      const localZip64 = parseExtraFields(localExtra).fields.some((f) => f.id === EXTRA_ZIP64);
+      const next = order[i + 1];
+      const descriptorHint = (): number => (next !== undefined && next.localHeaderOffset - dataEnd < HEADER_BATCH ? batchEnd(i + 1) : dataEnd + 24);
+      dataDescriptorSize = dataDescriptorLength(await read(dataEnd, 24, descriptorHint), record, local, localZip64);
+    }
+    const kind = entryKind(record.name, record.versionMadeBy, record.externalAttributes);
+    const entry: ZipEntry = {
+      index: record.index,
+      name: record.name,
+      nameBytes: record.nameBytes,
+      versionMadeBy: record.versionMadeBy,
+      versionNeeded: record.versionNeeded,
+      flags: record.flags,
+      method: record.method,
+      dosTime: record.dosTime,
+      dosDate: record.dosDate,
+      crc32: record.crc32,
+      compressedSize: record.compressedSize,
+      uncompressedSize: record.uncompressedSize,
+      localHeaderOffset: offset,
+      dataOffset,
+      dataDescriptorSize,
+      endOffset: dataEnd + dataDescriptorSize,
+      internalAttributes: record.internalAttributes,
+      externalAttributes: record.externalAttributes,
+      unixMode: kind.unixMode,
+      isDirectory: kind.isDirectory,
+      isSymlink: kind.isSymlink,
+      zip64: record.zip64,
+      centralExtra: record.extra,
+      centralExtraFields: record.extraFields,
+      comment: record.comment,
+      centralRecord: record.record,
+      localHeader,
+      localExtra,
+    };
+    entries[record.index] = entry;
+    previous = entry;
+  }
+  return entries;
+}
