@@ -1,0 +1,41 @@
+// Runs Mach-O signing jobs: on a piscina worker pool (one thread per core; page hashing and the
+// CMS are CPU-bound JavaScript) or in-process (tests, tiny apps). Inputs are transferred to the
+// worker, results transferred back.
+import { Piscina } from 'piscina';
+import { runMachOJob, type MachOJob, type MachOJobResult } from './macho-job.ts';
+
+export interface MachOSignerPool {
+  readonly concurrency: number;
+  sign(job: MachOJob): Promise<MachOJobResult>;
+  close(): Promise<void>;
+}
+
+export function inProcessPool(): MachOSignerPool {
+  return {
+    concurrency: 1,
+    sign: async (job) => runMachOJob(job),
+    close: async () => {},
+  };
+}
+
+export function workerPool(threads: number): MachOSignerPool {
+  const pool = new Piscina({
+    filename: new URL('./macho-worker.ts', import.meta.url).href,
+    // Started at once: a worker takes ~0.35 s to load the engine, which then overlaps the
+    // scanning that precedes the first signing job.
+    minThreads: threads,
+    maxThreads: threads,
+    idleTimeout: 1000,
+  });
+  return {
+    concurrency: threads,
+    sign: async (job) => {
+      // Transfer only a buffer the job owns (starting its memory, at most a few spare bytes after:
+      // zlib's one-chunk output has one); a view into a shared pool is copied first.
+      const own = job.bytes.byteOffset === 0 && job.bytes.buffer.byteLength - job.bytes.byteLength <= 16;
+      const bytes = own ? job.bytes : new Uint8Array(job.bytes);
+      return (await pool.run({ ...job, bytes }, { transferList: [bytes.buffer as ArrayBuffer] })) as MachOJobResult;
+    },
+    close: () => pool.destroy(),
+  };
+}

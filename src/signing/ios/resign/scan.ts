@@ -1,0 +1,194 @@
+// Hashing an app's files as they inflate (SHA-1 for CodeResources `files`, SHA-256 for
+// `files2`; symlinks yield their target) and recognising Mach-O files by their magic, never by
+// name. Two shapes: `scanEntries` does both in one pass (the verifier), while the re-signer first
+// `sniffMachO`s the entry heads, then `startScan`s the hashing in the background so signing can
+// proceed alongside. Memory stays bounded: entries stream through in small chunks.
+import { createHash } from 'node:crypto';
+import { constants as zlib, inflateRawSync } from 'node:zlib';
+import { SigningError } from '../../errors.ts';
+import type { DataSource } from '../../data-source.ts';
+import { METHOD_STORED, type ZipEntry, type ZipReader } from '../../zip/index.ts';
+import { readContentChunks } from '../../zip/entry-content.ts';
+import { ReadAheadSource } from './read-ahead.ts';
+import { isMachO } from '../macho/parse.ts';
+
+export type FileRecord =
+  | { readonly kind: 'file'; readonly sha1: Buffer; readonly sha256: Buffer }
+  | { readonly kind: 'symlink'; readonly target: string };
+
+export interface ScanResult {
+  records: Map<string, FileRecord>;
+  /** Entries whose content starts like a Mach-O file (outside dSYM companions). */
+  machO: Set<string>;
+}
+
+// PATH_MAX on Darwin; a longer "symlink" is not one.
+const MAX_SYMLINK = 1024;
+const CONCURRENCY = 4;
+// The probes need a few hundred bytes per entry: a small window serves runs of small entries
+// in one read without reading whole large files past (measured on bench/ipa.ts: 4 MiB windows
+// read ~100 MB and left ~70 MB of buffers to the GC, 256 KiB ones ~40 MB, in half the time).
+const SNIFF_WINDOW = 256 * 1024;
+const SNIFF_RUNS = 3;
+// Each hashing lane's window: 4 MiB ones kept ~40 MB more memory live and as garbage, for no gain
+// in time (bench/ipa.ts, 2,000 resources of 20-40 KiB).
+const SCAN_WINDOW = 256 * 1024;
+// The re-signer's background hashing runs beside the copy and the signing: two lanes keep both
+// cores busy, four only added in-flight buffers (bench/ipa.ts: ~12 MB more peak RSS, no faster).
+const SCAN_LANES = 2;
+
+export async function scanEntries(zip: ZipReader, entries: readonly ZipEntry[], signal?: AbortSignal): Promise<ScanResult> {
+  const records = new Map<string, FileRecord>();
+  const machO = new Set<string>();
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < entries.length) {
+      signal?.throwIfAborted();
+      const entry = entries[next++]!;
+      if (entry.isSymlink) {
+        records.set(entry.name, { kind: 'symlink', target: await readSymlink(zip, entry) });
+        continue;
+      }
+      const result = await hashEntry(zip, entry, !isInDsym(entry.name));
+      if (result === 'macho') machO.add(entry.name);
+      else records.set(entry.name, result);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(CONCURRENCY, entries.length) }, lane));
+  return { records, machO };
+}
+
+export async function readSymlink(zip: ZipReader, entry: ZipEntry): Promise<string> {
+  const target = (await zip.readEntry(entry, MAX_SYMLINK)).toString('utf8');
+  if (target === '' || target.includes('\0')) throw new SigningError('ipa_invalid', `the symlink ${entry.name} has an empty or invalid target`, { details: { path: entry.name } });
+  return target;
+}
+
+/** `dSYM` companions hold MH_DSYM files that are sealed as resources, never signed. */
+export function isInDsym(name: string): boolean {
+  return /\.dSYM\//i.test(name);
+}
+
+async function hashEntry(zip: ZipReader, entry: ZipEntry, sniff: boolean, source: DataSource = zip.source): Promise<FileRecord | 'macho'> {
+  const sha1 = createHash('sha1');
+  const sha256 = createHash('sha256');
+  let head: Buffer | null = sniff ? Buffer.alloc(0) : null;
+  // The zip reader's checked inflation (CRC-32, size, bomb limits), over the caller's window.
+  for await (const chunk of readContentChunks(source, entry, zip.limits)) {
+    if (head !== null) {
+      head = head.length === 0 ? chunk : Buffer.concat([head, chunk]);
+      if (head.length < 8) continue;
+      if (isMachO(head)) return 'macho';
+      sha1.update(head);
+      sha256.update(head);
+      head = null;
+      continue;
+    }
+    sha1.update(chunk);
+    sha256.update(chunk);
+  }
+  if (head !== null) {
+    sha1.update(head);
+    sha256.update(head);
+  }
+  return { kind: 'file', sha1: sha1.digest(), sha256: sha256.digest() };
+}
+
+/** Digests of bytes the re-signer produced itself (Info.plist, profiles, CodeResources). */
+export function recordOf(bytes: Uint8Array): FileRecord {
+  return { kind: 'file', sha1: createHash('sha1').update(bytes).digest(), sha256: createHash('sha256').update(bytes).digest() };
+}
+
+// ---- re-signer: sniff first, then hash while signing ------------------------------------------
+
+/**
+ * Which entries are Mach-O files, from their first bytes only: stored entries are read directly,
+ * deflated ones have their first compressed bytes inflated (256 bytes of deflate expand to at
+ * most ~264 KiB, so the probe is bounded). Knowing the code up front lets signing start while
+ * the resources are still being hashed.
+ */
+export async function sniffMachO(zip: ZipReader, entries: readonly ZipEntry[]): Promise<Set<string>> {
+  const found = new Set<string>();
+  const probed = [...entries]
+    .filter((e) => !(e.isSymlink || e.isDirectory || e.uncompressedSize < 8 || isInDsym(e.name)))
+    .sort((a, b) => a.dataOffset - b.dataOffset);
+  // In file order, in a few contiguous runs side by side, each through its own read-ahead
+  // window: one run alone waits on every window read in turn. The probes inflate synchronously:
+  // a trip to libuv's pool costs more than decoding a few hundred bytes (measured: twice as slow).
+  const per = Math.ceil(probed.length / SNIFF_RUNS);
+  await Promise.all(
+    Array.from({ length: SNIFF_RUNS }, async (_, run) => {
+      const source = new ReadAheadSource(zip.source, SNIFF_WINDOW);
+      for (const entry of probed.slice(run * per, (run + 1) * per)) {
+        if (isMachO(await head(source, entry))) found.add(entry.name);
+      }
+    }),
+  );
+  return found;
+}
+
+async function head(source: DataSource, entry: ZipEntry): Promise<Buffer> {
+  if (entry.method === METHOD_STORED) return source.read(entry.dataOffset, 8);
+  for (const probe of [256, 4096]) {
+    const length = Math.min(probe, entry.compressedSize);
+    try {
+      const out = inflateRawSync(await source.read(entry.dataOffset, length), { finishFlush: zlib.Z_SYNC_FLUSH, chunkSize: 4096, maxOutputLength: 8 * 1024 * 1024 });
+      if (out.length >= 8 || length === entry.compressedSize) return out;
+    } catch (cause) {
+      throw new SigningError('zip_invalid', `entry ${JSON.stringify(entry.name)} has corrupt deflate data: ${(cause as Error).message}`, { cause, details: { name: entry.name } });
+    }
+  }
+  return Buffer.alloc(0);
+}
+
+/** Hashing that runs in the background; bundles wait only for the files under their folder. */
+export interface BackgroundScan {
+  records: Map<string, FileRecord>;
+  /** Resolves when every scanned entry under `dir` has its record; rejects if the scan fails. */
+  settledUnder(dir: string): Promise<void>;
+  /** Resolves when everything is hashed (rejects with the first failure). */
+  done: Promise<void>;
+}
+
+/** Hashes `entries`, in the order given, in the background into `records`. */
+export function startScan(zip: ZipReader, entries: readonly ZipEntry[], records: Map<string, FileRecord>, signal?: AbortSignal): BackgroundScan {
+  const settled = new Map<string, Promise<void>>();
+  const resolvers = new Map<string, { resolve: () => void; reject: (e: unknown) => void }>();
+  for (const entry of entries) {
+    const promise = new Promise<void>((resolve, reject) => resolvers.set(entry.name, { resolve, reject }));
+    promise.catch(() => {}); // surfaced through `done` and the waiting bundle
+    settled.set(entry.name, promise);
+  }
+  // Entries are taken in the caller's order (the re-signer puts leaf bundles' files first, so
+  // their signing can start early). The lanes take neighbouring entries, so they share one
+  // read-ahead window: with one window each, both would read nearly every byte.
+  const lanes = Math.min(SCAN_LANES, entries.length);
+  const source = new ReadAheadSource(zip.source, SCAN_WINDOW);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < entries.length) {
+      const entry = entries[next++]!;
+      const resolver = resolvers.get(entry.name)!;
+      try {
+        signal?.throwIfAborted();
+        const record = entry.isSymlink ? { kind: 'symlink' as const, target: await readSymlink(zip, entry) } : await hashEntry(zip, entry, false, source);
+        records.set(entry.name, record as FileRecord);
+        resolver.resolve();
+      } catch (error) {
+        resolver.reject(error);
+        throw error;
+      }
+    }
+  };
+  const done = Promise.all(Array.from({ length: lanes }, lane)).then(() => undefined);
+  done.catch(() => {});
+  // A failed or aborted lane leaves the entries after it unsettled: waiters fail with it rather
+  // than wait for entries no lane will take.
+  const failure = new Promise<never>((_, reject) => done.catch(reject));
+  failure.catch(() => {});
+  return {
+    records,
+    done,
+    settledUnder: (dir) => Promise.race([Promise.all([...settled].filter(([name]) => name.startsWith(dir)).map(([, p]) => p)).then(() => undefined), failure]),
+  };
+}

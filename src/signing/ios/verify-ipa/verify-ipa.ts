@@ -1,0 +1,173 @@
+// Whole-app verifier for .ipa files (ios-signing.md §16 point 1), run on every output before it
+// is handed out and by `signet verify`: every Mach-O file signed and valid (page hashes, special
+// slots, CMS), every bundle's CodeResources matching its files with nothing unsealed, profiles
+// covering bundle ids and listing the signer, entitlements granted, nothing expired. Streams
+// the archive: only one Mach-O file is in memory at a time.
+import type { DataSource } from '../../data-source.ts';
+import { SigningError } from '../../errors.ts';
+import { plistToJs } from '../../plist/index.ts';
+import { ZipReader, type ZipEntry } from '../../zip/index.ts';
+import { discoverLayout, openIpa, isProvisioned, owningBundle, stringValue, type BundleNode } from '../bundle/index.ts';
+import { checkSeal, parseCodeResources, type BundleFile } from '../code-resources/index.ts';
+import { verifyMachO } from '../codesign/index.ts';
+import { parseProvisioningProfile } from '../profile/index.ts';
+import { existingEntitlements, isSignableCode, signerCertificate } from '../resign/existing-signature.ts';
+import { readMachO } from '../resign/read-macho.ts';
+import { isInDsym, recordOf, scanEntries, type FileRecord } from '../resign/scan.ts';
+import { profileProblems } from './profile-checks.ts';
+import type { BundleVerification, CodeVerification, IpaVerification } from './report.ts';
+
+export interface VerifyIpaOptions {
+  /** Clock for expiry checks (default now). */
+  now?: Date;
+  /** DER roots the code signatures' chains must end in (default: any self-signed root). */
+  trustedRoots?: readonly Buffer[];
+}
+
+const MAX_SMALL = 16 * 1024 * 1024;
+
+export async function verifyIpa(source: DataSource, options: VerifyIpaOptions = {}): Promise<IpaVerification> {
+  const now = options.now ?? new Date();
+  const zip = await openIpa(source);
+  const layout = await discoverLayout(zip);
+  const scan = await scanEntries(zip, layout.appFiles);
+  const records = scan.records;
+  const reports = new Map<BundleNode, BundleVerification>();
+  for (const bundle of layout.postOrder) {
+    reports.set(bundle, { path: bundle.dir, kind: bundle.kind, bundleId: bundle.bundleId, code: [], sealedFiles: 0, sealProblems: [], problems: [] });
+  }
+  const problems: string[] = [];
+  const teamIds = new Set<string>();
+  let signer: string | undefined;
+
+  // Mach-O files: one at a time, digested for the seal check, verified with their bundle's slots.
+  const mains = new Map(layout.postOrder.map((b) => [b.executableEntry.name, b]));
+  for (const entry of layout.appFiles) {
+    if (!scan.machO.has(entry.name)) continue;
+    const bytes = await readMachO(zip, entry);
+    records.set(entry.name, recordOf(bytes));
+    if (!isSignableCode(bytes) || isInDsym(entry.name)) continue;
+    const main = mains.get(entry.name);
+    const bundle = main ?? owningBundle(layout, entry.name);
+    const report = reports.get(bundle)!;
+    const code = await verifyCode(zip, entry, bytes, main, options);
+    report.code.push(code);
+    if (code.teamId !== undefined) teamIds.add(code.teamId);
+    if (main !== undefined) {
+      if (code.identifier !== undefined && code.identifier !== main.bundleId) report.problems.push(`the executable's identifier "${code.identifier}" is not the bundle id "${main.bundleId}"`);
+      if (main === layout.main) signer = code.signer;
+      if (isProvisioned(main)) await checkProfile(zip, main, bytes, report, now);
+    }
+  }
+  for (const bundle of layout.postOrder) {
+    const report = reports.get(bundle)!;
+    if (!report.code.some((c) => c.path === bundle.executableEntry.name)) report.problems.push(`the executable ${bundle.executable} is not a Mach-O file`);
+    await checkBundleSeal(zip, bundle, records, report);
+  }
+  if (teamIds.size > 1) problems.push(`code is signed by several teams: ${[...teamIds].join(', ')}`);
+  const info = layout.main.info.dict;
+  const bundles = layout.postOrder.map((b) => reports.get(b)!);
+  const verified = problems.length === 0 && bundles.every((b) => b.problems.length === 0 && b.sealProblems.length === 0 && b.code.every((c) => c.problems.length === 0));
+  return {
+    verified,
+    app: {
+      bundleId: layout.main.bundleId,
+      name: stringValue(info, 'CFBundleDisplayName') ?? stringValue(info, 'CFBundleName') ?? null,
+      version: stringValue(info, 'CFBundleShortVersionString') ?? null,
+      build: stringValue(info, 'CFBundleVersion') ?? null,
+    },
+    ...(teamIds.size === 1 ? { teamId: [...teamIds][0]! } : {}),
+    ...(signer === undefined ? {} : { signer }),
+    bundles,
+    problems,
+  };
+}
+
+async function verifyCode(zip: ZipReader, entry: ZipEntry, bytes: Buffer, main: BundleNode | undefined, options: VerifyIpaOptions): Promise<CodeVerification> {
+  const slots = main === undefined ? {} : await bundleSlots(zip, main);
+  const code: CodeVerification = { path: entry.name, slices: [], problems: [] };
+  let report;
+  try {
+    report = verifyMachO(bytes, { ...slots, ...(options.trustedRoots === undefined ? {} : { trustedRoots: options.trustedRoots }) });
+  } catch (error) {
+    if (!(error instanceof SigningError)) throw error;
+    code.problems.push(`${error.message} (${error.code})`);
+    return code;
+  }
+  for (const slice of report.slices) {
+    code.slices.push({ arch: slice.arch, hashTypes: slice.codeDirectories.map((d) => d.hashType), cdhash: slice.codeDirectories[0]?.cdhash ?? '' });
+    code.problems.push(...slice.problems.map((p) => `${slice.arch}: ${p}`));
+    if (slice.adhoc === true) code.problems.push(`${slice.arch}: ad-hoc signature (no identity): iOS refuses it outside development`);
+    // A main executable must seal its Info.plist (slot 1) and CodeResources (slot 3).
+    if (main !== undefined) for (const slot of slice.unchecked) code.problems.push(`${slice.arch}: special slot ${slot} is set but the bundle has no file for it`);
+  }
+  const first = report.slices[0];
+  if (first?.identifier !== undefined) code.identifier = first.identifier;
+  if (first?.teamId !== undefined) code.teamId = first.teamId;
+  if (first?.cms?.signerSubject !== undefined) code.signer = first.cms.signerSubject;
+  // cs_blobs.h: slots 1 (Info.plist) and 3 (CodeResources) bind a bundle to its executable's
+  // signature; a CodeDirectory with fewer special slots leaves them unsealed.
+  if (main !== undefined && report.slices.some((s) => s.codeDirectories.some((d) => d.nSpecialSlots < 3))) {
+    code.problems.push('the main executable does not seal Info.plist and CodeResources (special slots 1 and 3)');
+  }
+  return code;
+}
+
+async function bundleSlots(zip: ZipReader, bundle: BundleNode): Promise<{ infoPlist?: Buffer; codeResources?: Buffer }> {
+  const codeResources = zip.getEntry(`${bundle.dir}_CodeSignature/CodeResources`);
+  return {
+    infoPlist: bundle.info.bytes,
+    ...(codeResources === undefined ? {} : { codeResources: await zip.readEntry(codeResources, MAX_SMALL) }),
+  };
+}
+
+async function checkProfile(zip: ZipReader, bundle: BundleNode, executable: Buffer, report: BundleVerification, now: Date): Promise<void> {
+  const entry = zip.getEntry(`${bundle.dir}embedded.mobileprovision`);
+  if (entry === undefined) {
+    report.problems.push('no embedded.mobileprovision (installd: "A valid provisioning profile for this executable was not found")');
+    return;
+  }
+  let profile;
+  try {
+    profile = parseProvisioningProfile(await zip.readEntry(entry, MAX_SMALL));
+  } catch (error) {
+    if (!(error instanceof SigningError)) throw error;
+    report.problems.push(`embedded.mobileprovision: ${error.message} (${error.code})`);
+    return;
+  }
+  report.profile = { name: profile.name, uuid: profile.uuid, applicationIdentifier: profile.applicationIdentifier, type: profile.type, expiresAt: profile.expiresAt.toISOString() };
+  const entitlements = existingEntitlements(executable);
+  if (entitlements !== undefined) report.entitlements = plistToJs(entitlements);
+  report.problems.push(...profileProblems(profile, bundle.bundleId, signerCertificate(executable), entitlements, now));
+}
+
+async function checkBundleSeal(zip: ZipReader, bundle: BundleNode, records: Map<string, FileRecord>, report: BundleVerification): Promise<void> {
+  const entry = zip.getEntry(`${bundle.dir}_CodeSignature/CodeResources`);
+  if (entry === undefined) {
+    report.problems.push('no _CodeSignature/CodeResources: the bundle\'s resources are not sealed');
+    return;
+  }
+  let seal;
+  try {
+    seal = parseCodeResources(await zip.readEntry(entry, MAX_SMALL));
+  } catch (error) {
+    if (!(error instanceof SigningError)) throw error;
+    report.problems.push(error.message);
+    return;
+  }
+  const files: BundleFile[] = [];
+  for (const [name, record] of records) {
+    if (!name.startsWith(bundle.dir)) continue;
+    const path = name.slice(bundle.dir.length);
+    files.push(record.kind === 'symlink' ? { kind: 'symlink', path, target: record.target } : { kind: 'file', path, sha1: record.sha1, sha256: record.sha256 });
+  }
+  report.sealedFiles = seal.files2.size > 0 ? seal.files2.size : seal.files.size;
+  report.sealProblems = checkSeal(seal, files, { mainExecutable: bundle.executable });
+}
+
+/** Throws `ipa_signature_invalid` listing the problems unless the report verified. */
+export function assertIpaVerified(report: IpaVerification, problems: string[]): void {
+  if (report.verified) return;
+  throw new SigningError('ipa_signature_invalid', `The signed .ipa does not verify: ${problems.slice(0, 10).join('; ')}${problems.length > 10 ? ` (and ${problems.length - 10} more)` : ''}`, { details: { problems } });
+}
+

@@ -1,0 +1,59 @@
+// The Mach-O signing pool: a job signed on a worker thread (input and output buffers transferred,
+// not copied) gives exactly the bytes of the same job signed in-process; the OrderedGate hands
+// out slots in ticket order whatever order they are asked in.
+import assert from 'node:assert/strict';
+import { describe, it } from 'node:test';
+import { plistDict, plistString } from '../../../../src/signing/plist/index.ts';
+import { resultChunks, type MachOJob } from '../../../../src/signing/ios/resign/macho-job.ts';
+import { inProcessPool, workerPool } from '../../../../src/signing/ios/resign/macho-pool.ts';
+import { OrderedGate } from '../../../../src/signing/ios/resign/ordered-gate.ts';
+import { verifyMachO } from '../../../../src/signing/ios/codesign/index.ts';
+import { buildThin, needsToolchain } from '../../../support/macho-build.ts';
+import { testPki } from '../../../support/pki.ts';
+
+describe('Mach-O signing pool', needsToolchain(), () => {
+  it('signs identically on a worker thread and in-process, transferring the buffers', async () => {
+    const exe = buildThin({ arch: 'arm64', kind: 'executable', minOS: '14.0' });
+    const job = (bytes: Buffer): MachOJob => ({
+      bytes,
+      name: 'Payload/A.app/A',
+      identifier: 'com.example.pool',
+      isMainExecutable: true,
+      entitlements: plistDict([['application-identifier', plistString(`${testPki().teamId}.com.example.pool`)]]),
+      infoPlist: { sha1: Buffer.alloc(20, 1), sha256: Buffer.alloc(32, 2) },
+      codeResources: { sha1: Buffer.alloc(20, 3), sha256: Buffer.alloc(32, 4) },
+      identity: testPki().leaf,
+      signingTime: new Date('2026-01-01T00:00:00Z'),
+    });
+    const local = inProcessPool();
+    const expected = Buffer.concat(resultChunks(await local.sign(job(Buffer.from(exe)))));
+    const pool = workerPool(2);
+    try {
+      const input = Buffer.from(Uint8Array.prototype.slice.call(exe).buffer);
+      const [a, b] = await Promise.all([pool.sign(job(input)), pool.sign(job(Buffer.from(Uint8Array.prototype.slice.call(exe).buffer)))]);
+      assert.equal(input.buffer.byteLength, 0, 'the input was transferred, not copied');
+      assert.ok(Buffer.concat(resultChunks(a)).equals(expected));
+      assert.ok(Buffer.concat(resultChunks(b)).equals(expected));
+      assert.equal(a.identifier, 'com.example.pool');
+      const report = verifyMachO(expected, {});
+      assert.equal(report.slices[0]!.identifier, 'com.example.pool');
+    } finally {
+      await pool.close();
+    }
+  });
+
+  it('OrderedGate grants slots in ticket order and never more than its limit', async () => {
+    const gate = new OrderedGate(2);
+    const granted: number[] = [];
+    const waits = [3, 1, 0, 2].map((ticket) => gate.acquire(ticket).then(() => granted.push(ticket)));
+    // (Reactions may run in either order within one turn; which tickets hold a slot is what counts.)
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(granted.toSorted(), [0, 1]);
+    gate.release();
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.deepEqual(granted.toSorted(), [0, 1, 2]);
+    gate.release();
+    await Promise.all(waits);
+    assert.deepEqual(granted.toSorted(), [0, 1, 2, 3]);
+  });
+});
