@@ -1,0 +1,70 @@
+// The app icon of an iOS bundle as a file. Since Xcode 9 the icons live in Assets.car (not
+// readable here), but Xcode still copies the phone/pad sizes to the bundle root as
+// AppIcon60x60@2x.png etc. and lists their base names in Info.plist:
+// CFBundleIcons[~ipad] → CFBundlePrimaryIcon → CFBundleIconFiles, legacy CFBundleIconFiles and
+// CFBundleIconFile (Apple "Information Property List Key Reference"). We take every root PNG
+// those names match (with @2x/@3x and ~ipad/~iphone suffixes), plus any AppIcon*.png, and keep
+// the largest by pixel size. The bytes are usually Apple CgBI PNGs; `cgbi` says so.
+import type { PlistDict, PlistValue } from '../plist/index.ts';
+import type { ZipReader } from '../zip/index.ts';
+import { readPngHeader } from './png-header.ts';
+import type { PackageIcon } from './types.ts';
+
+/** Same bounds as Android icons: a bigger "icon" is not read, nor more than this many files. */
+const MAX_ICON_BYTES = 8 * 1024 * 1024;
+const MAX_CANDIDATES = 32;
+const SUFFIXES = /(@[23]x)?(~ipad|~iphone)?(\.png)?$/i;
+
+export async function findIosIcon(zip: ZipReader, appPath: string, info: PlistDict, withBytes: boolean): Promise<{ icon: PackageIcon | null; issue: string | null }> {
+  const baseNames = declaredIconNames(info);
+  const rootFiles = zip.entries.filter((e) => !e.isDirectory && e.name.startsWith(appPath) && !e.name.slice(appPath.length).includes('/'));
+  const candidates = rootFiles.filter((e) => {
+    const file = e.name.slice(appPath.length);
+    if (!/\.png$/i.test(file)) return false;
+    if (/^AppIcon.*\.png$/i.test(file)) return true;
+    const stem = file.replace(SUFFIXES, '').toLowerCase();
+    return baseNames.has(stem);
+  });
+  if (candidates.length === 0) {
+    const issue = baseNames.size === 0
+      ? 'Info.plist names no icon files and the bundle has no AppIcon*.png (the icon may exist only inside Assets.car, which Signet does not read)'
+      : `Info.plist names icon files (${[...baseNames].slice(0, 4).join(', ')}) but none is a PNG at the top of ${appPath}`;
+    return { icon: null, issue };
+  }
+  let best: { path: string; bytes: Buffer; width: number | null; height: number | null; cgbi: boolean; area: number } | null = null;
+  // Bigger files are likelier to be bigger images; read those first and only so many.
+  const byDeclaredSize = candidates.filter((e) => e.uncompressedSize <= MAX_ICON_BYTES)
+    .sort((a, b) => b.uncompressedSize - a.uncompressedSize).slice(0, MAX_CANDIDATES);
+  for (const entry of byDeclaredSize) {
+    const bytes = await zip.readEntry(entry, MAX_ICON_BYTES);
+    const header = readPngHeader(bytes);
+    if (header === null) continue;
+    const area = header.width * header.height;
+    if (best === null || area > best.area || (area === best.area && bytes.length > best.bytes.length)) {
+      best = { path: entry.name, bytes, width: header.width, height: header.height, cgbi: header.cgbi, area };
+    }
+  }
+  if (best === null) return { icon: null, issue: `none of the icon candidates in ${appPath} is a readable PNG` };
+  return {
+    icon: { path: best.path, format: 'png', cgbi: best.cgbi, width: best.width, height: best.height, bytes: withBytes ? best.bytes : null, source: 'bundle', density: null },
+    issue: null,
+  };
+}
+
+/** Lower-cased base names ("appicon60x60") from every icon key of Info.plist. */
+function declaredIconNames(info: PlistDict): Set<string> {
+  const names = new Set<string>();
+  const addStrings = (value: PlistValue | undefined): void => {
+    if (value?.type === 'string') names.add(value.value.replace(SUFFIXES, '').toLowerCase());
+    if (value?.type === 'array') for (const item of value.value) addStrings(item);
+  };
+  for (const key of ['CFBundleIcons', 'CFBundleIcons~ipad']) {
+    const icons = info.value.get(key);
+    const primary = icons?.type === 'dict' ? icons.value.get('CFBundlePrimaryIcon') : undefined;
+    if (primary?.type === 'dict') addStrings(primary.value.get('CFBundleIconFiles'));
+  }
+  addStrings(info.value.get('CFBundleIconFiles'));
+  addStrings(info.value.get('CFBundleIconFile'));
+  names.delete('');
+  return names;
+}
