@@ -1,0 +1,29 @@
+// Binds every repository to one Kysely instance (the database or a transaction).
+import type { Kysely } from 'kysely';
+import { accountRepository, apiKeyRepository } from './repositories/accounts.ts';
+import { certificateRepository } from './repositories/certificates.ts';
+import { developerAccountRepository } from './repositories/developer-accounts.ts';
+import { distributionRepository } from './repositories/distributions.ts';
+import { superSignatureRepository } from './repositories/super-signature.ts';
+import { taskRepository } from './repositories/tasks.ts';
+import { appRepository, uploadRepository } from './repositories/uploads.ts';
+import { idempotencyRepository, webhookDeliveryRepository } from './repositories/webhooks.ts';
+import type { Repositories } from './repositories.ts';
+import type { Database } from './schema.ts';
+import type { SecretBox } from './secret-box.ts';
+
+export function createRepositories(db: Kysely<Database>, box: SecretBox): Repositories {
+  return {
+    accounts: accountRepository(db, box),
+    apiKeys: apiKeyRepository(db),
+    uploads: uploadRepository(db),
+    apps: appRepository(db),
+    tasks: taskRepository(db),
+    certificates: certificateRepository(db, box),
+    webhookDeliveries: webhookDeliveryRepository(db),
+    idempotency: idempotencyRepository(db),
+    distributions: distributionRepository(db),
+    developerAccounts: developerAccountRepository(db, box),
+    superSignature: superSignatureRepository(db),
+  };
+}

@@ -1,0 +1,141 @@
+// Accounts and their API keys. Keys are stored only as SHA-256 (a leaked database yields no usable
+// key), and the per-account webhook secret is sealed because Signet must read it back to sign.
+import { timingSafeEqual } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import { AppError } from '../../errors.ts';
+import { API_KEY_PATTERN, newApiKey, newId, newWebhookSecret, sha256Hex } from '../ids.ts';
+import type { AccountRepository, ApiKeyRepository } from '../repositories.ts';
+import type { AccountRow, ApiKeyRow, Database } from '../schema.ts';
+import type { SecretBox } from '../secret-box.ts';
+import { nowIso } from './pagination.ts';
+
+const webhookSecretContext = (accountId: string): string => `accounts.webhook_secret:${accountId}`;
+
+export function accountRepository(db: Kysely<Database>, box: SecretBox): AccountRepository {
+  const findById = async (id: string): Promise<AccountRow | null> =>
+    (await db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst()) ?? null;
+  const findByName = async (name: string): Promise<AccountRow | null> =>
+    (await db.selectFrom('accounts').selectAll().where('name', '=', name).executeTakeFirst()) ?? null;
+
+  // Returns null instead of throwing when the name is taken, so `ensure` can fall back to the winner.
+  const insert = async (name: string): Promise<AccountRow | null> => {
+    if (name.trim() === '' || name.length > 200) {
+      throw new AppError('invalid_request', 'account name must be 1–200 characters', { details: { field: 'account' } });
+    }
+    const id = newId('acc');
+    const row = await db
+      .insertInto('accounts')
+      .values({
+        id,
+        name,
+        webhook_secret_sealed: box.seal(newWebhookSecret(), webhookSecretContext(id)),
+        created_at: nowIso(),
+      })
+      .onConflict((oc) => oc.column('name').doNothing())
+      .returningAll()
+      .executeTakeFirst();
+    return row ?? null;
+  };
+
+  return {
+    async create(name) {
+      const row = await insert(name);
+      if (row === null) throw new AppError('invalid_request', `account "${name}" already exists`, { details: { field: 'account' } });
+      return row;
+    },
+    async ensure(name) {
+      const existing = await findByName(name);
+      if (existing !== null) return existing;
+      const created = await insert(name);
+      if (created !== null) return created;
+      const winner = await findByName(name);
+      if (winner === null) throw new AppError('internal_error', `account "${name}" vanished while being created`);
+      return winner;
+    },
+    findById,
+    findByName,
+    list: () => db.selectFrom('accounts').selectAll().orderBy('created_at').orderBy('id').execute(),
+    async webhookSecret(accountId) {
+      const row = await findById(accountId);
+      if (row === null) throw new AppError('not_found', `no account ${accountId}`);
+      return box.openString(row.webhook_secret_sealed, webhookSecretContext(accountId));
+    },
+    async rotateWebhookSecret(accountId) {
+      const secret = newWebhookSecret();
+      const result = await db
+        .updateTable('accounts')
+        .set({ webhook_secret_sealed: box.seal(secret, webhookSecretContext(accountId)) })
+        .where('id', '=', accountId)
+        .executeTakeFirst();
+      if (result.numUpdatedRows === 0n) throw new AppError('not_found', `no account ${accountId}`);
+      return secret;
+    },
+  };
+}
+
+// last_used_at is informational; writing it on every request would turn each read into a write
+// (and on SQLite, take the single writer lock), so it is refreshed at most once a minute.
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export function apiKeyRepository(db: Kysely<Database>): ApiKeyRepository {
+  return {
+    async create({ accountId, label = null }) {
+      const key = newApiKey();
+      const apiKey: ApiKeyRow = {
+        id: newId('key'),
+        account_id: accountId,
+        label,
+        key_hash: sha256Hex(key),
+        key_prefix: key.slice(0, 7),
+        created_at: nowIso(),
+        last_used_at: null,
+        revoked_at: null,
+      };
+      await db.insertInto('api_keys').values(apiKey).execute();
+      return { key, apiKey };
+    },
+    async authenticate(key) {
+      if (!API_KEY_PATTERN.test(key)) return null;
+      const hash = sha256Hex(key);
+      const found = await db
+        .selectFrom('api_keys')
+        .innerJoin('accounts', 'accounts.id', 'api_keys.account_id')
+        .selectAll('api_keys')
+        .select(['accounts.name as account_name', 'accounts.webhook_secret_sealed', 'accounts.created_at as account_created_at'])
+        .where('api_keys.key_hash', '=', hash)
+        .executeTakeFirst();
+      // The index lookup already matched the hash; the constant-time compare is belt and braces
+      // so that no code path ever compares key material with an early-exit `===`.
+      if (found === undefined || !timingSafeEqual(Buffer.from(found.key_hash, 'hex'), Buffer.from(hash, 'hex'))) return null;
+      if (found.revoked_at !== null) return null;
+      const { account_name, webhook_secret_sealed, account_created_at, ...apiKey } = found;
+      const now = Date.now();
+      if (apiKey.last_used_at === null || now - Date.parse(apiKey.last_used_at) > LAST_USED_RESOLUTION_MS) {
+        apiKey.last_used_at = new Date(now).toISOString();
+        await db.updateTable('api_keys').set({ last_used_at: apiKey.last_used_at }).where('id', '=', apiKey.id).execute();
+      }
+      return {
+        apiKey,
+        account: { id: apiKey.account_id, name: account_name, webhook_secret_sealed, created_at: account_created_at },
+      };
+    },
+    list: (accountId) =>
+      db
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('account_id', '=', accountId)
+        .orderBy('created_at', 'desc')
+        .orderBy('id', 'desc')
+        .execute(),
+    async revoke(accountId, id) {
+      const result = await db
+        .updateTable('api_keys')
+        .set({ revoked_at: nowIso() })
+        .where('id', '=', id)
+        .where('account_id', '=', accountId)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      return result.numUpdatedRows > 0n;
+    },
+  };
+}

@@ -1,0 +1,121 @@
+// Signing credentials. Private material, passwords and profiles are sealed before insert and only
+// opened by `credential()`, i.e. by the worker right before signing; listings never decrypt.
+import type { Kysely } from 'kysely';
+import { AppError } from '../../errors.ts';
+import type { Credential } from '../../tasks/signer.ts';
+import { newId } from '../ids.ts';
+import type { CertificateRepository } from '../repositories.ts';
+import type { CertificateRow, Database } from '../schema.ts';
+import type { SecretBox } from '../secret-box.ts';
+import { before, decodeCursor, nowIso, pageLimit, toPage } from './pagination.ts';
+
+type SealedColumn = 'material_sealed' | 'certificate_sealed' | 'password_sealed' | 'key_password_sealed' | 'profile_sealed';
+
+// The row id and column are bound into each ciphertext (GCM additional data), so sealed values
+// cannot be swapped between columns or certificates.
+const context = (id: string, column: SealedColumn): string => `certificates.${column}:${id}`;
+const iso = (date: Date | null | undefined): string | null => (date ? nowIso(date) : null);
+
+export function certificateRepository(db: Kysely<Database>, box: SecretBox): CertificateRepository {
+  const seal = (id: string, column: SealedColumn, value: Buffer | string | null | undefined): string | null =>
+    value === null || value === undefined ? null : box.seal(value, context(id, column));
+  const open = (row: CertificateRow, column: SealedColumn): Buffer | null => {
+    const sealed = row[column];
+    return sealed === null ? null : box.open(sealed, context(row.id, column));
+  };
+
+  return {
+    async create(input) {
+      const id = newId('crt');
+      const m = input.metadata;
+      const row: CertificateRow = {
+        id,
+        account_id: input.accountId,
+        kind: input.kind,
+        name: input.name,
+        material_sealed: box.seal(input.material, context(id, 'material_sealed')),
+        certificate_sealed: seal(id, 'certificate_sealed', input.certificate),
+        password_sealed: seal(id, 'password_sealed', input.password),
+        key_password_sealed: seal(id, 'key_password_sealed', input.keyPassword),
+        key_alias: input.keyAlias ?? null,
+        profile_sealed: seal(id, 'profile_sealed', input.profile),
+        subject: m.subject,
+        team_id: m.teamId,
+        fingerprint: m.fingerprint,
+        not_before: iso(m.notBefore),
+        not_after: iso(m.notAfter),
+        profile_name: m.profileName ?? null,
+        profile_app_id: m.profileAppId ?? null,
+        profile_type: m.profileType ?? null,
+        profile_expires_at: iso(m.profileExpiresAt),
+        created_at: nowIso(),
+      };
+      await db.insertInto('certificates').values(row).execute();
+      return row;
+    },
+
+    async find(accountId, id) {
+      return (
+        (await db.selectFrom('certificates').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst()) ??
+        null
+      );
+    },
+
+    async list(accountId, page) {
+      const limit = pageLimit(page);
+      const cursor = decodeCursor(page?.cursor);
+      let query = db.selectFrom('certificates').selectAll().where('account_id', '=', accountId);
+      if (page?.kind !== undefined) query = query.where('kind', '=', page.kind);
+      if (cursor !== null) query = query.where(before('created_at', 'id', cursor));
+      const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+      return toPage(rows, limit, (row) => row.created_at);
+    },
+
+    async delete(accountId, id) {
+      // One statement: the in-use check and the delete cannot be split by a task created between them.
+      const result = await db
+        .deleteFrom('certificates')
+        .where('id', '=', id)
+        .where('account_id', '=', accountId)
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('tasks')
+                .select('tasks.id')
+                .where('tasks.certificate_id', '=', id)
+                .where('tasks.status', 'in', ['pending', 'processing']),
+            ),
+          ),
+        )
+        .executeTakeFirst();
+      if (result.numDeletedRows > 0n) return true;
+      const stillThere = await db
+        .selectFrom('certificates')
+        .select('id')
+        .where('id', '=', id)
+        .where('account_id', '=', accountId)
+        .executeTakeFirst();
+      if (stillThere !== undefined) throw new AppError('certificate_in_use', undefined, { details: { certificate_id: id } });
+      return false;
+    },
+
+    credential(row) {
+      const material = open(row, 'material_sealed');
+      if (material === null) throw new AppError('internal_error', `certificate ${row.id} has no key material`);
+      const text = (column: SealedColumn): string | null => open(row, column)?.toString('utf8') ?? null;
+      if (row.kind === 'ios_enterprise') {
+        const profile = open(row, 'profile_sealed');
+        if (profile === null) throw new AppError('internal_error', `certificate ${row.id} has no provisioning profile`);
+        return { kind: 'ios_enterprise', p12: material, password: text('password_sealed') ?? '', profile } satisfies Credential;
+      }
+      return {
+        kind: 'android',
+        keystore: material,
+        certificate: open(row, 'certificate_sealed'),
+        password: text('password_sealed'),
+        keyPassword: text('key_password_sealed'),
+        alias: row.key_alias,
+      } satisfies Credential;
+    },
+  };
+}

@@ -1,0 +1,133 @@
+import { type Kysely, sql } from 'kysely';
+import type { AppLinkRow, DistributionRow } from '../distribution-tables.ts';
+import { newId } from '../ids.ts';
+import type { DistributionRepository } from '../repositories.ts';
+import type { Database } from '../schema.ts';
+import { before, decodeCursor, nowIso, pageLimit, toPage } from './pagination.ts';
+
+export function distributionRepository(db: Kysely<Database>): DistributionRepository {
+  const byId = (id: string) => db.selectFrom('distributions').selectAll().where('id', '=', id);
+
+  return {
+    async create(input) {
+      const now = nowIso();
+      return db
+        .insertInto('distributions')
+        .values({
+          id: newId('dst'),
+          account_id: input.accountId,
+          task_id: input.taskId,
+          app_id: input.appId,
+          slug: input.slug,
+          platform: input.platform,
+          icon_blob_key: input.iconBlobKey,
+          password_hash: null,
+          expires_at: null,
+          max_downloads: null,
+          downloads: 0,
+          enabled: 'yes',
+          created_at: now,
+          updated_at: now,
+        })
+        // A task gets one distribution even when two workers race to publish it.
+        .onConflict((oc) => oc.column('task_id').doNothing())
+        .execute()
+        .then(() => db.selectFrom('distributions').selectAll().where('task_id', '=', input.taskId).executeTakeFirstOrThrow());
+    },
+
+    async find(accountId, id) {
+      return (await byId(id).where('account_id', '=', accountId).executeTakeFirst()) ?? null;
+    },
+
+    async findByTask(accountId, taskId) {
+      return (
+        (await db.selectFrom('distributions').selectAll().where('task_id', '=', taskId).where('account_id', '=', accountId).executeTakeFirst()) ??
+        null
+      );
+    },
+
+    async findBySlug(slug) {
+      return (await db.selectFrom('distributions').selectAll().where('slug', '=', slug).executeTakeFirst()) ?? null;
+    },
+
+    async update(accountId, id, patch) {
+      const values: Partial<DistributionRow> = { updated_at: nowIso() };
+      if (patch.passwordHash !== undefined) values.password_hash = patch.passwordHash;
+      if (patch.expiresAt !== undefined) values.expires_at = patch.expiresAt === null ? null : nowIso(patch.expiresAt);
+      if (patch.maxDownloads !== undefined) values.max_downloads = patch.maxDownloads;
+      if (patch.enabled !== undefined) values.enabled = patch.enabled ? 'yes' : 'no';
+      await db.updateTable('distributions').set(values).where('id', '=', id).where('account_id', '=', accountId).execute();
+      return (await byId(id).where('account_id', '=', accountId).executeTakeFirst()) ?? null;
+    },
+
+    async countDownload(id, now = new Date()) {
+      // One conditional UPDATE is the quota check and the increment at once, so concurrent
+      // downloads can neither overshoot the quota nor lose a count.
+      const row = await db
+        .updateTable('distributions')
+        .set({ downloads: sql`downloads + 1`, updated_at: nowIso(now) })
+        .where('id', '=', id)
+        .where(({ or, eb }) => or([eb('max_downloads', 'is', null), eb('downloads', '<', eb.ref('max_downloads'))]))
+        .returning('downloads')
+        .executeTakeFirst();
+      if (row === undefined) return null;
+      await db
+        .insertInto('distribution_daily_downloads')
+        .values({ distribution_id: id, day: nowIso(now).slice(0, 10), downloads: 1 })
+        .onConflict((oc) =>
+          oc.columns(['distribution_id', 'day']).doUpdateSet({ downloads: sql`distribution_daily_downloads.downloads + 1` }),
+        )
+        .execute();
+      return row.downloads;
+    },
+
+    async dailyDownloads(id) {
+      return db
+        .selectFrom('distribution_daily_downloads')
+        .select(['day', 'downloads'])
+        .where('distribution_id', '=', id)
+        .orderBy('day', 'desc')
+        .limit(366)
+        .execute();
+    },
+
+    async latestForApp(appId) {
+      return (
+        (await db
+          .selectFrom('distributions')
+          .selectAll()
+          .where('app_id', '=', appId)
+          .where('enabled', '=', 'yes')
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .executeTakeFirst()) ?? null
+      );
+    },
+
+    async listForApp(appId, page) {
+      const limit = pageLimit(page);
+      const cursor = decodeCursor(page?.cursor);
+      let query = db.selectFrom('distributions').selectAll().where('app_id', '=', appId).where('enabled', '=', 'yes');
+      if (cursor !== null) query = query.where(before('created_at', 'id', cursor));
+      const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+      return toPage(rows, limit, (row) => row.created_at);
+    },
+
+    async ensureAppLink(accountId, appId, slug): Promise<AppLinkRow> {
+      await db
+        .insertInto('app_links')
+        .values({ app_id: appId, account_id: accountId, slug, created_at: nowIso() })
+        .onConflict((oc) => oc.column('app_id').doNothing())
+        .execute();
+      return db.selectFrom('app_links').selectAll().where('app_id', '=', appId).executeTakeFirstOrThrow();
+    },
+
+    async findAppLink(appId) {
+      return (await db.selectFrom('app_links').selectAll().where('app_id', '=', appId).executeTakeFirst()) ?? null;
+    },
+
+    async findAppLinkBySlug(slug) {
+      return (await db.selectFrom('app_links').selectAll().where('slug', '=', slug).executeTakeFirst()) ?? null;
+    },
+  };
+}

@@ -1,0 +1,56 @@
+// Keyset (cursor) pagination shared by every newest-first listing. A cursor names the last row of
+// the previous page as (sort timestamp, id); the next page is the rows strictly "before" it in
+// (timestamp desc, id desc) order. Unlike OFFSET, rows inserted meanwhile never shift a page.
+import { type RawBuilder, type SqlBool, sql } from 'kysely';
+import { AppError } from '../../errors.ts';
+import type { Page, PageRequest } from '../repositories.ts';
+
+export const DEFAULT_PAGE_SIZE = 20;
+export const MAX_PAGE_SIZE = 100;
+
+export interface Cursor {
+  at: string;
+  id: string;
+}
+
+export function pageLimit(page: PageRequest | undefined): number {
+  const limit = page?.limit ?? DEFAULT_PAGE_SIZE;
+  if (!Number.isInteger(limit)) throw new AppError('invalid_request', 'limit must be an integer');
+  return Math.min(Math.max(limit, 1), MAX_PAGE_SIZE);
+}
+
+export function encodeCursor(cursor: Cursor): string {
+  return Buffer.from(JSON.stringify([cursor.at, cursor.id]), 'utf8').toString('base64url');
+}
+
+export function decodeCursor(text: string | null | undefined): Cursor | null {
+  if (text === null || text === undefined || text === '') return null;
+  try {
+    const value: unknown = JSON.parse(Buffer.from(text, 'base64url').toString('utf8'));
+    if (Array.isArray(value) && value.length === 2 && typeof value[0] === 'string' && typeof value[1] === 'string') {
+      return { at: value[0], id: value[1] };
+    }
+  } catch {
+    // fall through: any undecodable cursor is the client's error
+  }
+  throw new AppError('invalid_request', 'cursor is malformed', { details: { field: 'cursor' } });
+}
+
+/** `(column, id) < (cursor.at, cursor.id)`: a row-value comparison both SQLite and PostgreSQL index. */
+export function before(column: string, idColumn: string, cursor: Cursor): RawBuilder<SqlBool> {
+  return sql<SqlBool>`(${sql.ref(column)}, ${sql.ref(idColumn)}) < (${cursor.at}, ${cursor.id})`;
+}
+
+/** Turns `limit + 1` fetched rows into a page (the extra row only proves there is a next page). */
+export function toPage<T extends { id: string }>(rows: T[], limit: number, sortValue: (row: T) => string): Page<T> {
+  const items = rows.slice(0, limit);
+  const last = items.at(-1);
+  return {
+    items,
+    nextCursor: rows.length > limit && last !== undefined ? encodeCursor({ at: sortValue(last), id: last.id }) : null,
+  };
+}
+
+export function nowIso(now: Date = new Date()): string {
+  return now.toISOString();
+}

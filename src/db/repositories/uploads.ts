@@ -1,0 +1,112 @@
+// Uploads (file_keys) and the apps they are grouped into by platform and bundle id.
+import type { Kysely } from 'kysely';
+import { newId } from '../ids.ts';
+import type { AppRepository, UploadRepository } from '../repositories.ts';
+import type { Database } from '../schema.ts';
+import { before, decodeCursor, nowIso, pageLimit, toPage } from './pagination.ts';
+
+export function uploadRepository(db: Kysely<Database>): UploadRepository {
+  return {
+    async create(input) {
+      return db
+        .insertInto('uploads')
+        .values({
+          id: input.id,
+          account_id: input.accountId,
+          filename: input.filename,
+          platform: input.platform,
+          size: input.size,
+          sha256: input.sha256,
+          blob_key: input.blobKey,
+          app_id: null,
+          bundle_id: null,
+          app_name: null,
+          app_version: null,
+          app_build: null,
+          created_at: nowIso(),
+          expires_at: nowIso(input.expiresAt),
+        })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    },
+    async find(accountId, fileKey) {
+      return (
+        (await db.selectFrom('uploads').selectAll().where('id', '=', fileKey).where('account_id', '=', accountId).executeTakeFirst()) ??
+        null
+      );
+    },
+    async setApp(fileKey, app) {
+      await db
+        .updateTable('uploads')
+        .set({ app_id: app.appId, bundle_id: app.bundleId, app_name: app.name, app_version: app.version, app_build: app.build })
+        .where('id', '=', fileKey)
+        .execute();
+    },
+    async listByApp(accountId, appId, page) {
+      const limit = pageLimit(page);
+      const cursor = decodeCursor(page?.cursor);
+      let query = db.selectFrom('uploads').selectAll().where('account_id', '=', accountId).where('app_id', '=', appId);
+      if (cursor !== null) query = query.where(before('created_at', 'id', cursor));
+      const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+      return toPage(rows, limit, (row) => row.created_at);
+    },
+    async listExpired(now, limit) {
+      return db
+        .selectFrom('uploads')
+        .selectAll()
+        .where('expires_at', '<=', nowIso(now))
+        .where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('tasks')
+                .select('tasks.id')
+                .whereRef('tasks.upload_id', '=', 'uploads.id')
+                .where('tasks.status', 'in', ['pending', 'processing']),
+            ),
+          ),
+        )
+        .orderBy('expires_at')
+        .limit(limit)
+        .execute();
+    },
+    async delete(fileKey) {
+      const result = await db.deleteFrom('uploads').where('id', '=', fileKey).executeTakeFirst();
+      return result.numDeletedRows > 0n;
+    },
+  };
+}
+
+export function appRepository(db: Kysely<Database>): AppRepository {
+  return {
+    async upsert({ accountId, platform, bundleId, name }) {
+      const now = nowIso();
+      // One statement, so two uploads of a new app racing each other still yield one app row.
+      return db
+        .insertInto('apps')
+        .values({ id: newId('app'), account_id: accountId, platform, bundle_id: bundleId, name, created_at: now, updated_at: now })
+        .onConflict((oc) =>
+          oc.columns(['account_id', 'platform', 'bundle_id']).doUpdateSet((eb) => ({
+            name: name === null ? eb.ref('apps.name') : eb.val(name),
+            updated_at: now,
+          })),
+        )
+        .returningAll()
+        .executeTakeFirstOrThrow();
+    },
+    async find(accountId, id) {
+      return (await db.selectFrom('apps').selectAll().where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst()) ?? null;
+    },
+    async list(accountId, page) {
+      const limit = pageLimit(page);
+      const cursor = decodeCursor(page?.cursor);
+      let query = db.selectFrom('apps').selectAll().where('account_id', '=', accountId);
+      if (page?.platform !== undefined) query = query.where('platform', '=', page.platform);
+      if (cursor !== null) query = query.where(before('updated_at', 'id', cursor));
+      const rows = await query.orderBy('updated_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+      return toPage(rows, limit, (row) => row.updated_at);
+    },
+    async touch(id, now = new Date()) {
+      await db.updateTable('apps').set({ updated_at: nowIso(now) }).where('id', '=', id).execute();
+    },
+  };
+}

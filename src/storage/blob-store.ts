@@ -1,0 +1,78 @@
+// The only seam through which Signet touches blob bytes (uploads, signed artifacts). Keys are
+// opaque `/`-separated strings built by src/storage/blob-keys.ts; implementations never know
+// about tasks, HTTP or SQL. Both implementations (disk, S3) pass the one contract suite in
+// test/storage/blob-store.contract.ts.
+import type { Readable } from 'node:stream';
+
+export interface PutOptions {
+  /**
+   * Refuse the blob when the stream carries more than this many bytes: `put` rejects with
+   * AppError `file_too_large` and nothing of the blob remains (no partial object is ever visible).
+   */
+  maxBytes?: number;
+  /** Aborting rejects `put` with the signal's reason and leaves nothing behind. */
+  signal?: AbortSignal;
+  /** Stored as Content-Type on S3; ignored on disk. */
+  contentType?: string;
+}
+
+export interface PutResult {
+  size: number;
+  /** Lowercase hex SHA-256 of the bytes, computed while streaming (never a second read). */
+  sha256: string;
+}
+
+export interface BlobInfo {
+  size: number;
+  /** Last modification (ISO 8601). */
+  modifiedAt: string;
+}
+
+export interface ReadOptions {
+  /** First byte, inclusive (default 0). */
+  start?: number;
+  /** Last byte, INCLUSIVE like HTTP Range (default: the last byte of the blob). */
+  end?: number;
+  signal?: AbortSignal;
+}
+
+export interface BlobStore {
+  /** Which implementation this is (for logs and health output). */
+  readonly kind: 'disk' | 's3';
+
+  /**
+   * Streams `body` into the blob `key`, hashing on the fly; never buffers the whole file.
+   * The blob appears atomically when the stream ends (temp file + rename on disk, multipart
+   * completion on S3); an existing blob with the same key is replaced. On any failure (stream
+   * error, maxBytes exceeded, abort) the partial data is deleted and `put` rejects; `body` is
+   * then destroyed (pipeline semantics), so a caller that must keep reading the request after a
+   * refusal should pass a stream it can afford to lose (e.g. the multipart file part).
+   */
+  put(key: string, body: Readable, options?: PutOptions): Promise<PutResult>;
+
+  /**
+   * Opens a read stream over the whole blob or the inclusive byte range [start, end].
+   * Rejects with AppError `not_found` when the blob is missing and `range_not_satisfiable` when
+   * start/end fall outside it (start > end, start >= size).
+   */
+  get(key: string, options?: ReadOptions): Promise<Readable>;
+
+  /** Size and modification time, or null when the blob is missing (never throws for missing). */
+  stat(key: string): Promise<BlobInfo | null>;
+
+  /** True when the blob exists. */
+  exists(key: string): Promise<boolean>;
+
+  /** Deletes the blob; deleting a missing blob is a no-op. */
+  delete(key: string): Promise<void>;
+
+  /**
+   * Runs `fn` with a path to a local, random-access copy of the blob (signing engines need one).
+   * Disk: the blob file itself (treat it as read-only!). S3: a temp file downloaded first and
+   * removed after `fn` settles. Rejects with `not_found` when the blob is missing.
+   */
+  withLocalFile<T>(key: string, fn: (path: string) => Promise<T>, options?: { signal?: AbortSignal }): Promise<T>;
+
+  /** Releases clients/handles. The store is unusable afterwards. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,118 @@
+// Blobs as files under one root directory (`<dataDir>/blobs`). A put streams into
+// `<root>/.tmp/<random>` and renames into place when complete: rename(2) within one file system
+// is atomic, so readers see the whole old blob or the whole new one, never a partial file.
+// Temp files live under the root (not os.tmpdir()) to stay on the same file system.
+import { createWriteStream, promises as fs } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import { AppError } from '../errors.ts';
+import { assertBlobKey } from './blob-keys.ts';
+import type { BlobInfo, BlobStore, PutOptions, PutResult, ReadOptions } from './blob-store.ts';
+import { resolveRange } from './byte-range.ts';
+import { createMeter } from './metered-stream.ts';
+import { earlyWriteback } from './early-writeback.ts';
+
+const TEMP_DIR = '.tmp';
+// A temp file untouched this long belongs to a process that died mid-upload (kill -9): a live
+// upload writes to its file continuously.
+const STALE_TEMP_MS = 60 * 60 * 1000;
+
+export class DiskBlobStore implements BlobStore {
+  readonly kind = 'disk';
+  readonly #root: string;
+
+  private constructor(root: string) {
+    this.#root = path.resolve(root);
+  }
+
+  /** Creates the root (0700) and removes temp files left by crashed processes. */
+  static async open(options: { root: string }): Promise<DiskBlobStore> {
+    const store = new DiskBlobStore(options.root);
+    await fs.mkdir(path.join(store.#root, TEMP_DIR), { recursive: true, mode: 0o700 });
+    const now = Date.now();
+    for (const name of await fs.readdir(path.join(store.#root, TEMP_DIR))) {
+      const file = path.join(store.#root, TEMP_DIR, name);
+      const stat = await fs.stat(file).catch(() => null);
+      if (stat !== null && now - stat.mtimeMs > STALE_TEMP_MS) await fs.rm(file, { force: true });
+    }
+    return store;
+  }
+
+  async put(key: string, body: Readable, options: PutOptions = {}): Promise<PutResult> {
+    const target = this.#path(key);
+    const temp = path.join(this.#root, TEMP_DIR, `${randomBytes(12).toString('hex')}.part`);
+    const meter = createMeter(options.maxBytes);
+    try {
+      // flush: fsync before close, so a crash right after the rename cannot leave an empty blob.
+      const sink = createWriteStream(temp, { flags: 'wx', mode: 0o600, flush: true });
+      await pipeline(body, meter.stream, earlyWriteback(sink), sink, options.signal ? { signal: options.signal } : {});
+      await fs.mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
+      await fs.rename(temp, target);
+      return meter.result();
+    } catch (error) {
+      await fs.rm(temp, { force: true });
+      if (options.signal?.aborted) throw options.signal.reason;
+      throw error;
+    }
+  }
+
+  async get(key: string, options: ReadOptions = {}): Promise<Readable> {
+    // Open first, then stat the handle: a concurrent delete cannot slip between the size check
+    // and the read (the open file outlives its unlinking).
+    const handle = await fs.open(this.#path(key), 'r').catch((error: unknown) => {
+      throw isMissing(error) ? new AppError('not_found', `no blob ${key}`) : error;
+    });
+    try {
+      const { size } = await handle.stat();
+      const range = resolveRange(size, options);
+      return handle.createReadStream({
+        ...(range ?? {}),
+        autoClose: true,
+        ...(options.signal ? { signal: options.signal } : {}),
+      });
+    } catch (error) {
+      await handle.close();
+      throw error;
+    }
+  }
+
+  async stat(key: string): Promise<BlobInfo | null> {
+    try {
+      const stat = await fs.stat(this.#path(key));
+      return stat.isFile() ? { size: stat.size, modifiedAt: stat.mtime.toISOString() } : null;
+    } catch (error) {
+      if (isMissing(error)) return null;
+      throw error;
+    }
+  }
+
+  async exists(key: string): Promise<boolean> {
+    return (await this.stat(key)) !== null;
+  }
+
+  async delete(key: string): Promise<void> {
+    await fs.rm(this.#path(key), { force: true });
+  }
+
+  async withLocalFile<T>(key: string, fn: (file: string) => Promise<T>): Promise<T> {
+    if (!(await this.exists(key))) throw new AppError('not_found', `no blob ${key}`);
+    return fn(this.#path(key));
+  }
+
+  async close(): Promise<void> {}
+
+  #path(key: string): string {
+    const file = path.resolve(this.#root, assertBlobKey(key));
+    // assertBlobKey already rules out `..` and absolute keys; this second check guards the one
+    // property that matters (the file is inside the root) against any future key-rule change.
+    if (!file.startsWith(this.#root + path.sep)) throw new AppError('invalid_request', `invalid blob key "${key}"`);
+    return file;
+  }
+}
+
+function isMissing(error: unknown): boolean {
+  const code = (error as NodeJS.ErrnoException | null)?.code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}

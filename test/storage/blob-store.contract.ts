@@ -1,0 +1,152 @@
+// The BlobStore contract, run unchanged against the disk store (disk-blob-store.test.ts) and the
+// S3 store on s3rver (s3-blob-store.test.ts).
+import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { text } from 'node:stream/consumers';
+import { after, before, describe, test } from 'node:test';
+import type { BlobStore } from '../../src/storage/blob-store.ts';
+import { AppError } from '../../src/errors.ts';
+
+export interface BlobStoreBackend {
+  name: string;
+  open(): Promise<BlobStore>;
+  /** Implementation-specific traces of unfinished writes (e.g. temp files); must be empty after any put settles. */
+  leftovers(): Promise<string[]>;
+  cleanup(): Promise<void>;
+}
+
+const isCode = (code: string) => (error: unknown) => error instanceof AppError && error.code === code;
+const sha256 = (data: Buffer) => createHash('sha256').update(data).digest('hex');
+
+/** Deterministic bytes, streamed in `chunk`-sized pieces (optionally failing after `failAfter` bytes). */
+function body(size: number, options: { chunk?: number; failAfter?: number; seed?: number } = {}): { data: Buffer; stream: Readable } {
+  const data = Buffer.alloc(size);
+  for (let i = 0; i < size; i++) data[i] = (i * 31 + (options.seed ?? 7)) & 0xff;
+  const chunk = options.chunk ?? 64 * 1024;
+  async function* pieces() {
+    for (let offset = 0; offset < size; offset += chunk) {
+      if (options.failAfter !== undefined && offset >= options.failAfter) throw new Error('client went away');
+      await new Promise((resolve) => setImmediate(resolve));
+      yield data.subarray(offset, Math.min(size, offset + chunk));
+    }
+  }
+  return { data, stream: Readable.from(pieces()) };
+}
+
+const readAll = async (stream: Readable): Promise<Buffer> => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of stream) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+};
+
+export function describeBlobStoreContract(backend: BlobStoreBackend): void {
+  describe(`BlobStore on ${backend.name}`, () => {
+    let store: BlobStore;
+    before(async () => {
+      store = await backend.open();
+    });
+    after(async () => {
+      await store?.close();
+      await backend.cleanup();
+    });
+
+    test('put streams, hashes and stores; get/stat/exists read it back', async () => {
+      const { data, stream } = body(300_000);
+      const result = await store.put('uploads/tmp_roundtrip', stream, { maxBytes: 1_000_000, contentType: 'application/octet-stream' });
+      assert.deepEqual(result, { size: data.length, sha256: sha256(data) });
+      assert.deepEqual(await readAll(await store.get('uploads/tmp_roundtrip')), data);
+      const info = await store.stat('uploads/tmp_roundtrip');
+      assert.equal(info?.size, data.length);
+      assert.ok(info && Math.abs(Date.parse(info.modifiedAt) - Date.now()) < 60_000);
+      assert.equal(await store.exists('uploads/tmp_roundtrip'), true);
+      assert.deepEqual(await backend.leftovers(), []);
+    });
+
+    test('a body spanning several multipart parts arrives intact', async () => {
+      const { data, stream } = body(12 * 1024 * 1024 + 123, { chunk: 1024 * 1024 });
+      const result = await store.put('artifacts/tsk_big.ipa', stream);
+      assert.deepEqual(result, { size: data.length, sha256: sha256(data) });
+      assert.equal(sha256(await readAll(await store.get('artifacts/tsk_big.ipa'))), sha256(data));
+      await store.delete('artifacts/tsk_big.ipa');
+    });
+
+    test('empty blobs are stored; a put replaces the previous blob', async () => {
+      assert.deepEqual(await store.put('uploads/tmp_empty', Readable.from([])), { size: 0, sha256: sha256(Buffer.alloc(0)) });
+      assert.equal((await readAll(await store.get('uploads/tmp_empty'))).length, 0);
+      await store.put('uploads/tmp_replace', body(100, { seed: 1 }).stream);
+      const second = body(50, { seed: 2 });
+      await store.put('uploads/tmp_replace', second.stream);
+      assert.deepEqual(await readAll(await store.get('uploads/tmp_replace')), second.data);
+    });
+
+    test('range reads are inclusive, clamp the end and refuse ranges outside the blob', async () => {
+      const { data, stream } = body(1000);
+      await store.put('uploads/tmp_range', stream);
+      const range = async (start?: number, end?: number) =>
+        readAll(await store.get('uploads/tmp_range', { ...(start === undefined ? {} : { start }), ...(end === undefined ? {} : { end }) }));
+      assert.deepEqual(await range(0, 0), data.subarray(0, 1));
+      assert.deepEqual(await range(10, 19), data.subarray(10, 20));
+      assert.deepEqual(await range(990), data.subarray(990));
+      assert.deepEqual(await range(undefined, 4), data.subarray(0, 5));
+      assert.deepEqual(await range(995, 5000), data.subarray(995));
+      assert.deepEqual(await range(999, 999), data.subarray(999));
+      await assert.rejects(range(1000), isCode('range_not_satisfiable'));
+      await assert.rejects(range(20, 10), isCode('range_not_satisfiable'));
+      await assert.rejects(range(-1, 3), isCode('range_not_satisfiable'));
+      await store.put('uploads/tmp_empty_range', Readable.from([]));
+      await assert.rejects(store.get('uploads/tmp_empty_range', { start: 0 }), isCode('range_not_satisfiable'));
+    });
+
+    test('missing blobs: get and withLocalFile reject not_found, stat is null, delete is a no-op', async () => {
+      await assert.rejects(store.get('uploads/tmp_missing'), isCode('not_found'));
+      await assert.rejects(store.withLocalFile('uploads/tmp_missing', async () => 1), isCode('not_found'));
+      assert.equal(await store.stat('uploads/tmp_missing'), null);
+      assert.equal(await store.exists('uploads/tmp_missing'), false);
+      await store.delete('uploads/tmp_missing');
+      await store.put('uploads/tmp_deleted', body(10).stream);
+      await store.delete('uploads/tmp_deleted');
+      assert.equal(await store.stat('uploads/tmp_deleted'), null);
+      await store.delete('uploads/tmp_deleted');
+    });
+
+    test('exceeding maxBytes is refused and leaves nothing behind (not even over an older blob)', async () => {
+      const older = body(10, { seed: 3 });
+      await store.put('uploads/tmp_limit', older.stream);
+      await assert.rejects(store.put('uploads/tmp_limit', body(6 * 1024 * 1024, { chunk: 256 * 1024 }).stream, { maxBytes: 5 * 1024 * 1024 }), isCode('file_too_large'));
+      assert.deepEqual(await readAll(await store.get('uploads/tmp_limit')), older.data, 'the older blob is untouched');
+      await assert.rejects(store.put('uploads/tmp_limit_new', body(2048).stream, { maxBytes: 2047 }), isCode('file_too_large'));
+      assert.equal(await store.stat('uploads/tmp_limit_new'), null);
+      assert.deepEqual(await store.put('uploads/tmp_limit_exact', body(2048).stream, { maxBytes: 2048 }), { size: 2048, sha256: sha256(body(2048).data) });
+      assert.deepEqual(await backend.leftovers(), []);
+    });
+
+    test('a failing source stream or an abort leaves nothing behind', async () => {
+      await assert.rejects(store.put('uploads/tmp_broken', body(8 * 1024 * 1024, { failAfter: 6 * 1024 * 1024 }).stream), /client went away/);
+      assert.equal(await store.stat('uploads/tmp_broken'), null);
+      const controller = new AbortController();
+      const reason = new Error('shutting down');
+      const pending = store.put('uploads/tmp_aborted', body(8 * 1024 * 1024, { chunk: 64 * 1024 }).stream, { signal: controller.signal });
+      setTimeout(() => controller.abort(reason), 20);
+      await assert.rejects(pending, (error: unknown) => error === reason);
+      assert.equal(await store.stat('uploads/tmp_aborted'), null);
+      assert.deepEqual(await backend.leftovers(), []);
+    });
+
+    test('withLocalFile hands engines a random-access file with the blob bytes', async () => {
+      const { data, stream } = body(70_000);
+      await store.put('uploads/tmp_local', stream);
+      const seen = await store.withLocalFile('uploads/tmp_local', async (file) => readFile(file));
+      assert.deepEqual(seen, data);
+    });
+
+    test('unsafe keys are refused before any I/O', async () => {
+      for (const key of ['../escape', '/absolute', 'a//b', 'uploads/../../x', '.tmp/x', '', 'a/./b', 'sp ace', 'nul\0']) {
+        await assert.rejects(store.put(key, Readable.from([Buffer.from('x')])), isCode('invalid_request'), key);
+        await assert.rejects(store.stat(key), isCode('invalid_request'), key);
+      }
+      assert.equal(await text(await store.get('uploads/tmp_local', { start: 0, end: 0 })).then((s) => s.length), 1);
+    });
+  });
+}
