@@ -1,12 +1,15 @@
 // `npm test`: type-check everything, then run every test file with node:test.
 // Extra arguments narrow the run: `npm test -- test/signing/zip` runs only that folder.
 import { spawnSync } from 'node:child_process';
-import { existsSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { createRequire } from 'node:module';
+import path from 'node:path';
 
 const run = (args: string[]): number => spawnSync(process.execPath, args, { stdio: 'inherit' }).status ?? 1;
 
-const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
+// The compiler's entry point, from its package.json `bin` (the package's exports hide the file).
+const manifest = createRequire(import.meta.url).resolve('typescript/package.json');
+const tsc = path.join(path.dirname(manifest), (JSON.parse(readFileSync(manifest, 'utf8')) as { bin: { tsc: string } }).bin.tsc);
 if (run([tsc, '--noEmit', '-p', '.']) !== 0) {
   console.error('type check failed');
   process.exit(1);

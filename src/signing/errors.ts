@@ -13,6 +13,7 @@ export const SIGNING_ERRORS = {
   zip_unsupported: 'The zip archive uses a feature Signet does not support (encryption, a compression method other than stored/deflate, multi-disk).',
   // Keys, certificates and keystores
   keystore_unsupported: 'The keystore format is not supported.',
+  keystore_invalid: 'The keystore file is malformed.',
   keystore_password_incorrect: 'The keystore password is incorrect.',
   key_password_incorrect: 'The private key password is incorrect.',
   keystore_alias_not_found: 'The keystore holds no key entry with that alias.',
@@ -40,6 +41,10 @@ export const SIGNING_ERRORS = {
   macho_unsupported: 'The Mach-O file uses a layout or CPU type Signet cannot sign.',
   code_signature_invalid: 'The code signature does not verify.',
   entitlements_invalid: 'The entitlements cannot be encoded.',
+  entitlements_not_granted: 'The requested entitlements are not granted by the provisioning profile.',
+  override_invalid: 'A requested Info.plist override (bundle id, display name or version) is not valid.',
+  ipa_signature_invalid: 'The signed .ipa does not verify (a code signature, resource seal or profile check failed).',
+  incremental_template_mismatch: 'The prepared build cannot take this profile incrementally (entitlements or signature layout differ); re-sign the app in full.',
 } as const;
 
 export type SigningErrorCode = keyof typeof SIGNING_ERRORS;

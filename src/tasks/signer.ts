@@ -20,6 +20,11 @@ export type Credential =
       p12: Buffer;
       password: string;
       profile: Buffer; // .mobileprovision
+    }
+  | {
+      /** Super signature: the signer picks one of the account's Apple developer accounts itself. */
+      kind: 'developer_accounts';
+      accountId: string;
     };
 
 export interface SignRequest {

@@ -1,0 +1,136 @@
+// The HTTP app factory: builds a fastify instance from already-constructed services. It opens no
+// files and no ports; src/main decides where it listens. Plugins are installed in order: request
+// ids and logging (fastify options), errors, auth + rate limit, multipart, OpenAPI collection,
+// then the routes.
+import { randomBytes } from 'node:crypto';
+import multipart from '@fastify/multipart';
+import swagger from '@fastify/swagger';
+import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
+import type { DistributionService } from '../distribution/service.ts';
+import type { EnrollmentService } from '../distribution/super/enrollment.ts';
+import type { DeveloperAccountService } from '../tasks/developer-accounts.ts';
+import type { AppService } from '../tasks/apps.ts';
+import type { CertificateService } from '../tasks/certificates.ts';
+import type { TaskService } from '../tasks/tasks.ts';
+import type { UploadService } from '../tasks/uploads.ts';
+import { InFlight } from './in-flight.ts';
+import { SWAGGER_OPTIONS } from './openapi.ts';
+import { installAuth, type Authenticate } from './plugins/auth.ts';
+import { installErrorHandling } from './plugins/errors.ts';
+import { TokenBuckets, type RateLimitSettings } from './rate-limit.ts';
+import { appRoutes } from './routes/apps.ts';
+import { certificateRoutes } from './routes/certificates.ts';
+import { developerAccountRoutes } from './routes/developer-accounts.ts';
+import { distributionRoutes } from './routes/distributions.ts';
+import { installPageRoutes } from './routes/install-pages.ts';
+import { opsRoutes, type ReadinessCheck } from './routes/ops.ts';
+import { taskRoutes } from './routes/tasks.ts';
+import { uploadRoutes } from './routes/uploads.ts';
+import { udidRoutes } from './routes/udid.ts';
+
+export interface HttpDeps {
+  authenticate: Authenticate;
+  uploads: UploadService;
+  tasks: TaskService;
+  certificates: CertificateService;
+  apps: AppService;
+  distributions: DistributionService;
+  /** Super signature: Apple developer accounts and device enrollments (routes absent without them). */
+  developerAccounts?: DeveloperAccountService;
+  enrollments?: EnrollmentService;
+  /** HMAC key of access tokens for password-protected install links. */
+  linkKey: Buffer;
+  ready: ReadinessCheck;
+  /** Public base URL (no trailing slash), for links and the OpenAPI servers. */
+  baseUrl: string;
+  maxUploadBytes: number;
+  rateLimit: RateLimitSettings;
+  /** fastify's logger option: `false`, or pino options (level, stream). */
+  logger: FastifyServerOptions['logger'];
+  https?: { cert: Buffer; key: Buffer } | null;
+}
+
+export interface HttpApp {
+  app: FastifyInstance;
+  /** Uploads in progress; aborted on close. */
+  inFlight: InFlight;
+}
+
+const REQUEST_ID = /^[A-Za-z0-9._-]{8,64}$/;
+
+/** Logged request fields: never headers (Authorization) nor bodies (files, passwords). */
+const serializers = {
+  req: (req: { method: string; url: string; ip?: string; socket?: { remoteAddress?: string } }) => ({
+    method: req.method,
+    url: req.url.split('?')[0],
+    remote: req.ip ?? req.socket?.remoteAddress,
+  }),
+  res: (res: { statusCode: number }) => ({ status: res.statusCode }),
+};
+
+export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
+  const logger = deps.logger && typeof deps.logger === 'object' ? { ...deps.logger, serializers, redact: ['req.headers.authorization', 'password'] } : deps.logger;
+  const options: FastifyServerOptions = {
+    logger,
+    // A client-supplied X-Request-Id is kept when it is a plain token (it ends up in logs).
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomBytes(9).toString('base64url')}`;
+    },
+    logController: new LogController({ requestIdLogLabel: 'request_id' }),
+    // Uploads of 2 GiB over slow links take long; idle sockets are still reaped by keepAliveTimeout.
+    requestTimeout: 0,
+    bodyLimit: 1024 * 1024,
+    return503OnClosing: true,
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+  };
+  const app: FastifyInstance = deps.https ? Fastify({ ...options, https: deps.https } as FastifyServerOptions) : Fastify(options);
+  const inFlight = new InFlight();
+  let closing = false;
+
+  // Routes by pattern, for 405 Method Not Allowed with an Allow header.
+  const routes: Array<{ pattern: RegExp; methods: string[] }> = [];
+  app.addHook('onRoute', (route) => {
+    const methods = (Array.isArray(route.method) ? route.method : [route.method]).filter((m) => m !== 'HEAD');
+    const pattern = new RegExp(`^${route.url.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:[A-Za-z_]+/g, '[^/]+')}/?$`);
+    routes.push({ pattern, methods });
+  });
+  const allows = (_method: string, path: string): string[] => [...new Set(routes.filter((r) => r.pattern.test(path)).flatMap((r) => r.methods))];
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+    // POST bodies without a content type are read as JSON (curl -d without -H, some CI tools);
+    // a body that is not JSON then fails as invalid_request.
+    if (request.method === 'POST' && request.headers['content-type'] === undefined && (request.headers['content-length'] ?? '0') !== '0') {
+      request.headers['content-type'] = 'application/json';
+    }
+  });
+  app.addHook('preClose', async () => {
+    closing = true;
+    inFlight.abortAll();
+  });
+
+  // Only JSON and multipart bodies exist in this API; text/plain is refused with 415.
+  app.removeContentTypeParser('text/plain');
+  installErrorHandling(app, allows);
+  installAuth(app, deps.authenticate, new TokenBuckets(deps.rateLimit));
+  await app.register(multipart, { throwFileSizeLimit: false });
+  await app.register(swagger, SWAGGER_OPTIONS as never);
+
+  opsRoutes(app, { ready: deps.ready, baseUrl: deps.baseUrl, isClosing: () => closing });
+  uploadRoutes(app, { uploads: deps.uploads, maxUploadBytes: deps.maxUploadBytes, inFlight });
+  taskRoutes(app, deps.tasks);
+  certificateRoutes(app, deps.certificates);
+  appRoutes(app, deps.apps);
+  distributionRoutes(app, deps.distributions);
+  if (deps.developerAccounts) developerAccountRoutes(app, deps.developerAccounts);
+  await installPageRoutes(app, {
+    distributions: deps.distributions,
+    linkKey: deps.linkKey,
+    secure: deps.baseUrl.startsWith('https://'),
+    ...(deps.enrollments ? { enrollments: deps.enrollments } : {}),
+  });
+  if (deps.enrollments) await udidRoutes(app, { distributions: deps.distributions, enrollments: deps.enrollments, linkKey: deps.linkKey });
+  await app.ready();
+  return { app, inFlight };
+}

@@ -1,0 +1,128 @@
+// Certificates: upload (multipart), list, get, delete. Certificate files are small, so unlike
+// packages they are read into memory (capped at 1 MiB per file) to be validated and sealed.
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { Type } from 'typebox';
+import { AppError } from '../../errors.ts';
+import type { CertificateInput, CertificateService } from '../../tasks/certificates.ts';
+import { principalOf } from '../plugins/auth.ts';
+import { envelope, responses } from '../schemas/common.ts';
+import { Certificate, IdParam } from '../schemas/resources.ts';
+
+const MAX_FILE_BYTES = 1024 * 1024;
+const FILE_FIELDS = ['file', 'profile', 'certificate'] as const;
+const TEXT_FIELDS = ['kind', 'password', 'key_password', 'alias', 'name'] as const;
+
+type Form = { files: Partial<Record<(typeof FILE_FIELDS)[number], { name: string; data: Buffer }>>; text: Partial<Record<(typeof TEXT_FIELDS)[number], string>> };
+
+async function readForm(request: FastifyRequest): Promise<Form> {
+  if (!request.isMultipart()) throw new AppError('unsupported_media_type', 'Send the certificate as multipart/form-data.');
+  const form: Form = { files: {}, text: {} };
+  for await (const part of request.parts({ limits: { fileSize: MAX_FILE_BYTES, files: 3, fields: 10, fieldSize: 4096 } })) {
+    if (part.type === 'file') {
+      const field = FILE_FIELDS.find((f) => f === part.fieldname);
+      const data = await part.toBuffer();
+      if (part.file.truncated) throw new AppError('invalid_request', `The ${part.fieldname} file is larger than ${MAX_FILE_BYTES} bytes.`);
+      if (!field) throw new AppError('invalid_request', `Unknown file field "${part.fieldname}".`);
+      form.files[field] = { name: part.filename, data };
+    } else {
+      const field = TEXT_FIELDS.find((f) => f === part.fieldname);
+      if (!field) throw new AppError('invalid_request', `Unknown field "${part.fieldname}".`);
+      if (part.valueTruncated) throw new AppError('invalid_request', `The field ${field} is too long.`);
+      form.text[field] = String(part.value);
+    }
+  }
+  return form;
+}
+
+function toInput(form: Form): CertificateInput {
+  const kind = form.text.kind;
+  if (kind === undefined) throw new AppError('invalid_request', 'kind is required (ios_enterprise or android)');
+  if (kind !== 'ios_enterprise' && kind !== 'android') throw new AppError('invalid_request', `kind must be ios_enterprise or android, got "${kind}"`);
+  const file = form.files.file;
+  if (!file) throw new AppError('invalid_request', 'file is required (.p12/.pfx, .jks or PEM)');
+  const base = {
+    file,
+    password: form.text.password ?? null,
+    name: form.text.name ?? null,
+  };
+  if (kind === 'ios_enterprise') {
+    if (!form.files.profile) throw new AppError('invalid_request', 'profile is required for ios_enterprise (.mobileprovision)');
+    return { kind, ...base, profile: form.files.profile.data };
+  }
+  return { kind, ...base, alias: form.text.alias ?? null, keyPassword: form.text.key_password ?? null, certificate: form.files.certificate?.data ?? null };
+}
+
+const CertificateId = IdParam('certificate_id', '`crt_…`');
+
+export function certificateRoutes(app: FastifyInstance, certificates: CertificateService): void {
+  app.post(
+    '/v1/certificates',
+    {
+      schema: {
+        tags: ['Certificates'],
+        summary: 'Upload a signing certificate',
+        description:
+          'Multipart form. `kind`: `ios_enterprise` or `android`. `file`: .p12/.pfx (iOS, Android), .jks (Android) or a PEM with the private key ' +
+          'and certificate (Android; or the key alone plus a `certificate` file). `password`: the file\'s password. `key_password`: the key\'s own ' +
+          'password when it differs (JKS). `alias`: which keystore entry (default: the only/first key). `profile`: the .mobileprovision (iOS, required). ' +
+          '`name`: a label. The key, passwords and profile are encrypted at rest (AES-256-GCM).',
+        consumes: ['multipart/form-data'],
+        response: responses(envelope(Certificate), [
+          'certificate_password_incorrect',
+          'profile_certificate_mismatch',
+          'certificate_invalid',
+          'keystore_unsupported',
+          'keystore_alias_not_found',
+          'keystore_no_private_key',
+          'key_certificate_mismatch',
+          'key_type_unsupported',
+          'profile_invalid',
+          'unsupported_media_type',
+        ]),
+      },
+    },
+    async (request) => {
+      const input = toInput(await readForm(request));
+      return { code: 200, data: await certificates.create(principalOf(request), input) };
+    },
+  );
+
+  app.get(
+    '/v1/certificates',
+    {
+      schema: {
+        tags: ['Certificates'],
+        summary: 'List certificates, newest first',
+        response: responses(envelope(Type.Object({ items: Type.Array(Certificate) }, { additionalProperties: false })), []),
+      },
+    },
+    async (request) => ({ code: 200, data: { items: await certificates.list(principalOf(request)) } }),
+  );
+
+  app.get(
+    '/v1/certificates/:certificate_id',
+    { schema: { tags: ['Certificates'], summary: 'Get a certificate', params: CertificateId, response: responses(envelope(Certificate), ['certificate_not_found']) } },
+    async (request) => {
+      const { certificate_id } = request.params as { certificate_id: string };
+      return { code: 200, data: await certificates.get(principalOf(request), certificate_id) };
+    },
+  );
+
+  app.delete(
+    '/v1/certificates/:certificate_id',
+    {
+      schema: {
+        tags: ['Certificates'],
+        summary: 'Delete a certificate',
+        description: 'Refused while a pending or processing task uses it.',
+        params: CertificateId,
+        response: responses(envelope(Type.Object({ id: Type.String(), deleted: Type.Literal(true) }, { additionalProperties: false })), ['certificate_not_found', 'certificate_in_use']),
+      },
+    },
+    async (request) => {
+      const { certificate_id } = request.params as { certificate_id: string };
+      await certificates.delete(principalOf(request), certificate_id);
+      return { code: 200, data: { id: certificate_id, deleted: true as const } };
+    },
+  );
+}

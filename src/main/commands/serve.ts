@@ -1,0 +1,33 @@
+// `signet serve`: the HTTP API and the embedded signing workers in one process (`npm start`).
+import type { Command } from 'commander';
+import { loadConfig } from '../../config.ts';
+import { startService } from '../service.ts';
+
+export function register(program: Command): void {
+  program
+    .command('serve')
+    .description('Run the API server and signing workers (configuration from SIGNET_* environment variables)')
+    .action(async () => {
+      const config = loadConfig(process.env);
+      const service = await startService(config);
+      service.app.log.info({ url: service.url, data_dir: config.dataDir, storage: config.storage, database: config.databaseUrl ? 'postgres' : 'sqlite' }, 'signet listening');
+      let signals = 0;
+      const stop = (signal: NodeJS.Signals) => {
+        signals += 1;
+        if (signals > 1) {
+          service.app.log.warn({ signal }, 'second signal: exiting now');
+          process.exit(1);
+        }
+        service.app.log.info({ signal }, 'shutting down: aborting uploads, handing running tasks back to the queue');
+        service.close().then(
+          () => process.exit(0),
+          (error: unknown) => {
+            service.app.log.error({ err: error }, 'shutdown failed');
+            process.exit(1);
+          },
+        );
+      };
+      process.on('SIGINT', stop);
+      process.on('SIGTERM', stop);
+    });
+}

@@ -1,0 +1,162 @@
+// `signet sign IN -o OUT --keystore FILE ...`: re-signs a package offline, the same engines the
+// service uses. The kind of package is read from its content (never its extension) and each kind
+// has one entry in SIGNERS below; iOS adds its own line there. Engines load on use, so other
+// commands do not pay for them at start-up.
+import { readFile, rename, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { InvalidArgumentError, type Command } from 'commander';
+import type { ApkSchemes } from '../../signing/android/index.ts';
+import { FileSource } from '../../signing/data-source.ts';
+import { SigningError } from '../../signing/errors.ts';
+
+export type PackageKind = 'apk' | 'ipa' | 'macho';
+
+// Mach-O magics (mach-o/loader.h, mach-o/fat.h) in either byte order.
+const MACHO_MAGICS = new Set([0xfeedface, 0xfeedfacf, 0xcefaedfe, 0xcffaedfe, 0xcafebabe, 0xbebafeca]);
+
+/** What a file is, from its bytes: a Mach-O binary, or a zip holding an Android or iOS app. */
+export async function detectPackageKind(source: FileSource): Promise<PackageKind> {
+  const { ZipReader } = await import('../../signing/zip/index.ts');
+  const { detectPlatform } = await import('../../signing/inspect/detect.ts');
+  const head = source.size >= 4 ? await source.read(0, 4) : Buffer.alloc(0);
+  if (head.length === 4 && MACHO_MAGICS.has(head.readUInt32BE(0))) return 'macho';
+  // APPNOTE 4.3.7 / 4.3.16: a zip starts with a local header, or is empty (EoCD only). Anything
+  // else is not a package; a damaged zip keeps the reader's precise zip_* error.
+  const zipMagic = head.length === 4 && (head.readUInt32LE(0) === 0x04034b50 || head.readUInt32LE(0) === 0x06054b50);
+  const zip = await ZipReader.open(source).catch((cause: unknown) => {
+    if (zipMagic && cause instanceof SigningError) throw cause;
+    throw new SigningError('invalid_package', `not an .apk, .ipa or Mach-O file: ${(cause as Error).message}`, { cause });
+  });
+  return detectPlatform(zip.entries).platform === 'android' ? 'apk' : 'ipa';
+}
+
+export interface SignCommandOptions {
+  output: string;
+  keystore?: string;
+  p12?: string;
+  profile?: string[];
+  bundleId?: string;
+  name?: string;
+  version?: string;
+  entitlements?: string;
+  cert?: string;
+  password?: string;
+  keyPassword?: string;
+  alias?: string;
+  schemes?: ApkSchemes;
+  minSdk?: number;
+}
+
+type SignFn = (input: string, options: SignCommandOptions) => Promise<string[]>;
+
+const SIGNERS: Partial<Record<PackageKind, SignFn>> = {
+  apk: signApkFile,
+  // The iOS stack loads only for an .ipa, so signing an APK does not pay for it.
+  ipa: async (input, options) => (await import('./ipa.ts')).signIpaFile(input, options),
+};
+
+export function register(program: Command): void {
+  program
+    .command('sign')
+    .description('Re-sign an .apk (or .ipa) with your key; the output is verified before it is kept')
+    .argument('<input>', 'the package to sign')
+    .requiredOption('-o, --output <file>', 'where to write the signed package')
+    .option('--keystore <file>', 'PKCS#12, JKS, PEM or PKCS#8 key file (Android; required for an .apk)')
+    .option('--p12 <file>', 'iOS: PKCS#12 with the signing certificate and key')
+    .option('--profile <file>', 'iOS: provisioning profile; repeat, as BUNDLE_ID=FILE, for extensions with their own', (value: string, list: string[]) => [...list, value], [] as string[])
+    .option('--bundle-id <id>', 'iOS: new bundle id for the app (extensions are re-prefixed)')
+    .option('--name <name>', 'iOS: new display name')
+    .option('--version <version>', 'iOS: new CFBundleShortVersionString')
+    .option('--entitlements <file>', 'iOS: entitlements plist for the app (each must be granted by its profile)')
+    .option('--cert <file>', 'certificate (PEM/DER) when the key file holds none')
+    .option('--password <password>', 'keystore password (or the key password of a lone key file)')
+    .option('--key-password <password>', 'key password when it differs from the keystore password')
+    .option('--alias <alias>', 'keystore entry to use when it holds several keys')
+    .option('--schemes <list>', 'Android signature schemes, e.g. v1,v2,v3 (default: all three)', parseSchemes)
+    .option('--min-sdk <level>', "Android minSdkVersion to sign for (default: the manifest's)", parseLevel)
+    .action(async (input: string, options: SignCommandOptions) => {
+      const source = await openInput(input);
+      let kind: PackageKind;
+      try {
+        kind = await detectPackageKind(source);
+      } finally {
+        await source.close();
+      }
+      const sign = SIGNERS[kind];
+      if (sign === undefined) throw new SigningError('invalid_package', `signing ${kind === 'macho' ? 'Mach-O binaries' : `.${kind} files`} is not available in this build`);
+      for (const line of await sign(input, options)) process.stdout.write(`${line}\n`);
+    });
+}
+
+async function signApkFile(input: string, options: SignCommandOptions): Promise<string[]> {
+  if (options.keystore === undefined) throw new SigningError('keystore_invalid', 'signing an .apk needs --keystore FILE');
+  const { signApk, v1SignerNameFor, verifyApk } = await import('../../signing/android/index.ts');
+  const { loadIdentity } = await import('../../signing/cms/index.ts');
+  const { FileSink } = await import('../../signing/data-sink.ts');
+  const identity = await loadIdentity(await readFile(options.keystore), {
+    ...(options.password === undefined ? {} : { password: options.password }),
+    ...(options.keyPassword === undefined ? {} : { keyPassword: options.keyPassword }),
+    ...(options.alias === undefined ? {} : { alias: options.alias }),
+    ...(options.cert === undefined ? {} : { certificate: await readFile(options.cert) }),
+  });
+  // Written next to the target and renamed once verified: a failed run leaves no output behind.
+  const partial = path.join(path.dirname(options.output), `.${path.basename(options.output)}.${process.pid}.partial`);
+  const source = await FileSource.open(input);
+  try {
+    const sink = await FileSink.create(partial);
+    let result;
+    try {
+      result = await signApk(source, sink, {
+        identity,
+        v1SignerName: v1SignerNameFor(identity.alias ?? options.alias, path.basename(options.keystore)),
+        ...(options.schemes === undefined ? {} : { schemes: options.schemes }),
+        ...(options.minSdk === undefined ? {} : { minSdk: options.minSdk }),
+      });
+    } finally {
+      await sink.close();
+    }
+    // Without v1, devices below API 24 cannot install the APK: verify for the range it serves.
+    const verifyFrom = result.schemes.v1 ? result.minSdk : Math.max(result.minSdk, 24);
+    const check = await FileSource.open(partial);
+    const report = await verifyApk(check, { minSdk: verifyFrom }).finally(() => check.close());
+    if (!report.verified) {
+      throw new SigningError('apk_signature_invalid', `the signed APK does not verify: ${report.errors.map((e) => e.message).join('; ')}`);
+    }
+    await rename(partial, options.output);
+    const schemes = (['v1', 'v2', 'v3'] as const).filter((s) => result.schemes[s]);
+    const lines = [
+      `Signed ${options.output} (${schemes.join(', ')}; ${result.signatureAlgorithm}; minSdk ${result.minSdk})`,
+      `Signer: ${result.certificate.subject.replaceAll('\n', ', ')}`,
+      `Certificate SHA-256: ${result.certificate.sha256}`,
+    ];
+    if (result.certificate.expired) lines.push(`WARNING: the certificate expired on ${result.certificate.notAfter.toISOString()} (Android does not check validity)`);
+    if (!result.schemes.v1 && result.minSdk < 24) lines.push(`WARNING: without v1, devices below API 24 cannot install this APK (its minSdk is ${result.minSdk})`);
+    return lines;
+  } catch (error) {
+    await rm(partial, { force: true });
+    throw error;
+  } finally {
+    await source.close();
+  }
+}
+
+export async function openInput(file: string): Promise<FileSource> {
+  try {
+    return await FileSource.open(file);
+  } catch (cause) {
+    throw new SigningError('invalid_package', `cannot open ${file}: ${(cause as Error).message}`, { cause });
+  }
+}
+
+function parseSchemes(value: string): ApkSchemes {
+  const names = value.split(',').map((s) => s.trim().toLowerCase()).filter((s) => s !== '');
+  const unknown = names.filter((n) => !['v1', 'v2', 'v3'].includes(n));
+  if (unknown.length > 0 || names.length === 0) throw new InvalidArgumentError('expected a comma-separated list of v1, v2, v3');
+  return { v1: names.includes('v1'), v2: names.includes('v2'), v3: names.includes('v3') };
+}
+
+export function parseLevel(value: string): number {
+  const level = Number(value);
+  if (!Number.isInteger(level) || level < 1 || level > 10000) throw new InvalidArgumentError('expected an API level (a whole number from 1)');
+  return level;
+}

@@ -1,0 +1,24 @@
+// `signet webhooks secret --account NAME [--rotate]`: prints the secret that signs the account's
+// webhook bodies (Signet-Signature), so receivers can verify them.
+import type { Command } from 'commander';
+import { loadConfig } from '../../config.ts';
+import { openDatabase } from '../../db/database.ts';
+import { WebhookService } from '../../tasks/webhooks.ts';
+
+export function register(program: Command): void {
+  const webhooks = program.command('webhooks').description('Webhook settings');
+  webhooks
+    .command('secret')
+    .description("Print the account's webhook signing secret (whsec_…); --rotate replaces it first")
+    .requiredOption('--account <name>', 'account name')
+    .option('--rotate', 'replace the secret; deliveries from then on are signed with the new one')
+    .action(async (options: { account: string; rotate?: boolean }) => {
+      const db = await openDatabase(loadConfig(process.env));
+      try {
+        const secret = await new WebhookService({ db, baseUrl: '' }).secret(options.account, { rotate: options.rotate ?? false });
+        process.stdout.write(`${secret}\n`);
+      } finally {
+        await db.close();
+      }
+    });
+}

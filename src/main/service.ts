@@ -1,0 +1,255 @@
+// The ONLY wiring of the service: config → database → blob store → job queue → signers →
+// domain services → HTTP app (+ the embedded worker). `signet serve` calls startService; tests
+// call it too (with their own signers) to run a real listening server in-process or in a child.
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { FastifyInstance, FastifyServerOptions } from 'fastify';
+import { publicBaseUrl, type Config } from '../config.ts';
+import { openDatabase, type Db } from '../db/database.ts';
+import { DistributionService } from '../distribution/service.ts';
+import { DeviceFlow } from '../distribution/super/device-flow.ts';
+import type { DeviceBuildSigner } from '../distribution/super/device-signer.ts';
+import { EnrollmentService } from '../distribution/super/enrollment.ts';
+import { resigningDeviceSigner } from '../distribution/super/resigning-device-signer.ts';
+import { buildHttpApp } from '../http/app.ts';
+import { openJobQueue, type QueueTuning } from '../queue/open-job-queue.ts';
+import type { JobQueue, Worker } from '../queue/job-queue.ts';
+import { FileSource } from '../signing/data-source.ts';
+import { inspectPackage } from '../signing/inspect/index.ts';
+import type { BlobStore } from '../storage/blob-store.ts';
+import { openBlobStore } from '../storage/open-blob-store.ts';
+import { ApiKeyService } from '../tasks/api-keys.ts';
+import { AppService } from '../tasks/apps.ts';
+import { CertificateService, type ProfileReader } from '../tasks/certificates.ts';
+import type { Signer } from '../tasks/signer.ts';
+import { TaskService } from '../tasks/tasks.ts';
+import { UploadService, type PackageInspector } from '../tasks/uploads.ts';
+import { WebhookService } from '../tasks/webhooks.ts';
+import { DeveloperAccountService } from '../tasks/developer-accounts.ts';
+import { SuperTaskSigner } from '../tasks/super-signer.ts';
+import { SignerPool } from '../tasks/signer-pool.ts';
+import { TaskWorker } from '../tasks/worker.ts';
+import { productionSigners, productionProfileReader } from './signers.ts';
+
+export interface ServiceOverrides {
+  /** Replaces the production signers (tests). */
+  signers?: readonly Signer[];
+  /** fastify logger option; default: JSON logs on stdout at config.logLevel. */
+  logger?: FastifyServerOptions['logger'];
+  queueTuning?: QueueTuning;
+  /** Called with the first-start API key (default: printed on stdout). */
+  onBootstrapKey?: (key: string) => void;
+  /** Super signature engines and App Store Connect client tuning (tests). */
+  superSignature?: { deviceSigner?: DeviceBuildSigner; ascOptions?: { baseDelayMs?: number; maxRetries?: number } };
+}
+
+export interface RunningService {
+  app: FastifyInstance;
+  /** e.g. http://127.0.0.1:8080 (the actual port when config.port is 0). */
+  url: string;
+  db: Db;
+  queue: JobQueue;
+  blobs: BlobStore;
+  /** Graceful shutdown: aborts uploads, hands running tasks back to the queue, closes everything. */
+  close(): Promise<void>;
+}
+
+const inspectFile: PackageInspector = async (filePath) => {
+  const source = await FileSource.open(filePath);
+  try {
+    const info = await inspectPackage(source, { iconBytes: false });
+    return { platform: info.platform, bundleId: info.bundleId, name: info.name, version: info.version, build: info.build };
+  } finally {
+    await source.close();
+  }
+};
+
+export async function startService(config: Config, overrides: ServiceOverrides = {}): Promise<RunningService> {
+  const db = await openDatabase(config);
+  let blobs: BlobStore | null = null;
+  let queue: JobQueue | null = null;
+  let worker: Worker | null = null;
+  let stopSweeper = async (): Promise<void> => {};
+  let pool: SignerPool | null = null;
+  try {
+    const store = (blobs = await openBlobStore(config));
+    const jobs = (queue = await openJobQueue(db, config.databaseUrl, overrides.queueTuning));
+    const apiKeys = new ApiKeyService(db.repos);
+    const bootstrap = await apiKeys.bootstrap();
+    if (bootstrap) {
+      (overrides.onBootstrapKey ?? ((key) => process.stdout.write(`Created account "default". Its API key, shown only this once:\n${key}\n`)))(bootstrap.key);
+    }
+
+    const baseUrlFor = (port: number) => publicBaseUrl({ ...config, port });
+    // The base URL is known once the port is; services read it lazily through this holder.
+    const base = { url: baseUrlFor(config.port) };
+    const profileReader: ProfileReader | null = productionProfileReader();
+    const uploads = new UploadService({
+      db,
+      blobs,
+      inspect: inspectFile,
+      maxUploadBytes: config.maxUploadBytes,
+      fileKeyTtlSeconds: config.fileKeyTtlSeconds,
+    });
+    // Super signature: developer accounts (App Store Connect), UDID capture, per-device builds.
+    const developerAccounts = new DeveloperAccountService({
+      db,
+      ascBaseUrl: config.ascBaseUrl,
+      readIdentity: async (p12, password) => {
+        const { loadIdentity, describeCertificate } = await import('../signing/cms/index.ts');
+        const identity = await loadIdentity(p12, { password });
+        const info = describeCertificate(identity.certificate);
+        return { certificate: identity.certificate, subject: info.subject, serial: info.serialNumber, teamId: info.teamId ?? null, notAfter: info.notAfter };
+      },
+      ...(overrides.superSignature?.ascOptions ? { ascOptions: overrides.superSignature.ascOptions } : {}),
+    });
+    const deviceSigner = overrides.superSignature?.deviceSigner ?? resigningDeviceSigner({ appleCaDir: config.appleCaDir });
+    // UDID-capture profiles are signed with SIGNET_PROFILE_SIGNING_*, else the TLS pair, else not
+    // at all; the CMS code loads only when there is something to sign with.
+    const profileSigningFiles = config.profileSigning ?? config.tls;
+    const profileSigner = profileSigningFiles === null ? null : await (await import('../distribution/super/profile-signer.ts')).loadProfileSigner(profileSigningFiles);
+    const enrollments = new EnrollmentService({
+      db,
+      queue,
+      blobs,
+      signer: profileSigner,
+      get baseUrl() {
+        return base.url;
+      },
+    });
+    const tasks = new TaskService({
+      hasDeveloperAccount: async (accountId) => (await db.repos.developerAccounts.list(accountId)).some((a) => developerAccounts.usable(a)),
+      db,
+      queue,
+      blobs,
+      get baseUrl() {
+        return base.url;
+      },
+    });
+    // The keystore readers (pkijs, node-forge) load on the first certificate upload, not at start:
+    // they are megabytes of code most processes never need.
+    const certificates = new CertificateService({
+      db,
+      loadIdentity: async (bytes, options) => (await import('../signing/cms/index.ts')).loadIdentity(bytes, options),
+      readProfile: profileReader,
+    });
+    const apps = new AppService({ db, tasks });
+    const webhooks = new WebhookService({
+      db,
+      get baseUrl() {
+        return base.url;
+      },
+    });
+
+    const distributions = new DistributionService({
+      db,
+      blobs,
+      get baseUrl() {
+        return base.url;
+      },
+    });
+
+    const logger = overrides.logger ?? (config.logLevel === 'silent' ? false : { level: config.logLevel });
+    const https = config.tls ? { cert: await readFile(config.tls.certFile), key: await readFile(config.tls.keyFile) } : null;
+    const { app } = await buildHttpApp({
+      authenticate: (token) => apiKeys.authenticate(token),
+      uploads,
+      tasks,
+      certificates,
+      apps,
+      distributions,
+      developerAccounts,
+      enrollments,
+      linkKey: db.secretBox.deriveKey('install-link-tokens'),
+      ready: async () => {
+        await db.repos.accounts.list();
+        await store.exists('readyz/probe');
+        return { database: 'ok', storage: 'ok' };
+      },
+      get baseUrl() {
+        return base.url;
+      },
+      maxUploadBytes: config.maxUploadBytes,
+      rateLimit: config.rateLimit,
+      logger,
+      https,
+    });
+
+    if (config.workerConcurrency > 0) {
+      const deviceFlow = new DeviceFlow({
+        db,
+        blobs,
+        accounts: developerAccounts,
+        signer: deviceSigner,
+        workDir: path.join(config.dataDir, 'tmp', 'super'),
+        logger: app.log,
+      });
+      const taskWorker = new TaskWorker({
+        db,
+        queue,
+        blobs,
+        signers: [
+          ...(overrides.signers ?? productionSigners((pool = new SignerPool({ threads: config.workerConcurrency })))),
+          // In-process: it calls App Store Connect and reads developer accounts from the database.
+          new SuperTaskSigner({ db, accounts: developerAccounts, engine: deviceSigner }),
+        ],
+        tasks,
+        uploads,
+        webhooks,
+        workDir: path.join(config.dataDir, 'tmp', 'work'),
+        onSucceeded: (task) => distributions.publish(task),
+        logger: app.log,
+      });
+      worker = queue.start({
+        handlers: {
+          ...taskWorker.handlers(),
+          super_device: (payload, context) => deviceFlow.run(payload.enrollmentId, context),
+        },
+        concurrency: config.workerConcurrency,
+        onExhausted: (job) => taskWorker.onExhausted(job),
+        onError: (error) => app.log.error({ err: error }, 'job queue error'),
+      });
+      stopSweeper = taskWorker.startSweeper();
+    }
+
+    await app.listen({ port: config.port, host: config.host });
+    const address = app.server.address();
+    const port = typeof address === 'object' && address ? address.port : config.port;
+    base.url = baseUrlFor(port);
+    if (profileSigner === null) {
+      app.log.warn('UDID-capture profiles are served unsigned (iOS shows "Not Signed"): set SIGNET_PROFILE_SIGNING_CERT and SIGNET_PROFILE_SIGNING_KEY, or SIGNET_TLS_CERT and SIGNET_TLS_KEY');
+    }
+    if (!base.url.startsWith('https://')) {
+      // iOS refuses itms-services installs over plain HTTP (distribution-protocols.md §1.3).
+      app.log.warn(
+        { public_url: base.url },
+        'iOS install links need HTTPS: set SIGNET_PUBLIC_URL to the https:// address of a TLS reverse proxy, or SIGNET_TLS_CERT and SIGNET_TLS_KEY',
+      );
+    }
+    const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
+    const url = `${config.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
+
+    let closing: Promise<void> | null = null;
+    const close = () =>
+      (closing ??= (async () => {
+        // HTTP first (uploads are aborted by the app's preClose hook), then the worker hands
+        // running tasks back, then the connections go.
+        await app.close();
+        await stopSweeper();
+        await worker?.stop();
+        await pool?.close();
+        await jobs.close();
+        await store.close();
+        await db.close();
+      })());
+    return { app, url, db, queue: jobs, blobs: store, close };
+  } catch (error) {
+    await stopSweeper();
+    await worker?.stop().catch(() => {});
+    await pool?.close().catch(() => {});
+    await queue?.close().catch(() => {});
+    await blobs?.close().catch(() => {});
+    await db.close().catch(() => {});
+    throw error;
+  }
+}

@@ -1,0 +1,39 @@
+// The production signing engines and the provisioning-profile reader. Engines run on the
+// SignerPool's worker threads (loaded there on first use); a platform missing here fails its
+// tasks with `signer_unavailable`, never with a fake success. iOS super-signing is not wired yet.
+import type { ProfileReader } from '../tasks/certificates.ts';
+import type { Signer } from '../tasks/signer.ts';
+import type { SignerPool } from '../tasks/signer-pool.ts';
+
+export function productionSigners(pool: SignerPool): Signer[] {
+  return [
+    pool.signer({
+      platform: 'android',
+      certTypes: ['enterprise'],
+      module: new URL('../tasks/signers/android.ts', import.meta.url).href,
+      exportName: 'AndroidSigner',
+    }),
+    pool.signer({
+      platform: 'ios',
+      certTypes: ['enterprise'],
+      module: new URL('../tasks/signers/ios.ts', import.meta.url).href,
+      exportName: 'IosEnterpriseSigner',
+    }),
+  ];
+}
+
+/** Reads an uploaded .mobileprovision (the parser loads on first use). */
+export function productionProfileReader(): ProfileReader {
+  return async (bytes) => {
+    const { parseProvisioningProfile } = await import('../signing/ios/profile/index.ts');
+    const profile = parseProvisioningProfile(bytes);
+    return {
+      name: profile.name,
+      appId: profile.applicationIdentifier,
+      type: profile.type,
+      expiresAt: profile.expiresAt,
+      teamId: profile.teamId,
+      certificates: profile.developerCertificates,
+    };
+  };
+}

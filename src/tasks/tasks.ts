@@ -1,0 +1,230 @@
+// Tasks: creation (validation, certificate choice, idempotency, enqueueing in one transaction),
+// reading, listing, canceling, and the signed artifact. The worker side lives in worker.ts.
+import type { Readable } from 'node:stream';
+import type { Db } from '../db/database.ts';
+import { sha256Hex } from '../db/ids.ts';
+import type { CertificateKind, CertificateRow, Platform, TaskRow, TaskStatus } from '../db/schema.ts';
+import { AppError } from '../errors.ts';
+import type { JobQueue } from '../queue/job-queue.ts';
+import type { BlobStore } from '../storage/blob-store.ts';
+import type { CertType } from './signer.ts';
+import type { Principal } from './principal.ts';
+import { taskView, type TaskView } from './views.ts';
+
+export interface CreateTaskInput {
+  file_key: string;
+  cert_type: CertType;
+  certificate_id?: string;
+  callback_url?: string;
+}
+
+export interface ArtifactHandle {
+  size: number;
+  sha256: string;
+  fileName: string;
+  contentType: string;
+  open(range: { start: number; end: number } | null): Promise<Readable>;
+}
+
+const TASK_STATUSES: readonly TaskStatus[] = ['pending', 'processing', 'succeeded', 'failed', 'canceled'];
+
+/** The certificate kind a (platform, cert_type) pair signs with, or null when none can. */
+export function certificateKindFor(platform: Platform, certType: CertType): CertificateKind | null {
+  if (platform === 'android') return certType === 'enterprise' ? 'android' : null;
+  return certType === 'enterprise' ? 'ios_enterprise' : null;
+}
+
+/** Key order must not matter for "the same body": hash a canonical form. */
+function requestHash(input: CreateTaskInput): string {
+  const canonical = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b)));
+  return sha256Hex(JSON.stringify(canonical));
+}
+
+class IdempotencyRace extends Error {
+  readonly winner: string;
+  readonly sameBody: boolean;
+  constructor(winner: string, sameBody: boolean) {
+    super('idempotency key taken concurrently');
+    this.winner = winner;
+    this.sameBody = sameBody;
+  }
+}
+
+export interface TaskServiceOptions {
+  db: Db;
+  queue: JobQueue;
+  blobs: BlobStore;
+  baseUrl: string;
+  now?: () => Date;
+  /** Super signature: whether the account has a usable Apple developer account (absent: never). */
+  hasDeveloperAccount?: (accountId: string) => Promise<boolean>;
+}
+
+export class TaskService {
+  private readonly options: TaskServiceOptions;
+  private readonly now: () => Date;
+  private readonly cancelListeners = new Set<(taskId: string) => void>();
+
+  constructor(options: TaskServiceOptions) {
+    this.options = options;
+    this.now = options.now ?? (() => new Date());
+  }
+
+  async create(principal: Principal, input: CreateTaskInput, idempotencyKey: string | null): Promise<{ task_id: string; status: TaskStatus }> {
+    const { db, queue } = this.options;
+    const hash = requestHash(input);
+    if (idempotencyKey !== null) {
+      const previous = await db.repos.idempotency.find(principal.accountId, idempotencyKey);
+      if (previous) return this.replay(principal, previous.task_id, previous.request_hash === hash);
+    }
+
+    const upload = await db.repos.uploads.find(principal.accountId, input.file_key);
+    if (!upload) throw new AppError('file_key_not_found', `No upload with file_key ${input.file_key}.`);
+    if (Date.parse(upload.expires_at) <= this.now().getTime()) {
+      throw new AppError('file_key_expired', `The upload ${input.file_key} expired at ${upload.expires_at}; upload the file again.`);
+    }
+    const kind = certificateKindFor(upload.platform, input.cert_type);
+    if (upload.platform === 'android' && input.cert_type === 'super') {
+      throw new AppError('cert_type_unsupported', 'cert_type "super" applies to iOS only; sign an APK with cert_type "enterprise".');
+    }
+    // A super task signs with the account's Apple developer accounts (chosen per device), not a certificate row.
+    const certificate = input.cert_type === 'super' ? await this.requireDeveloperAccount(principal) : await this.chooseCertificate(principal, kind, input);
+
+    try {
+      const task = await db.transaction(async (tx) => {
+        const row = await tx.repos.tasks.create({
+          accountId: principal.accountId,
+          platform: upload.platform,
+          uploadId: upload.id,
+          inputBlobKey: upload.blob_key,
+          inputFilename: upload.filename,
+          certificateId: certificate?.id ?? null,
+          certType: input.cert_type,
+          options: {},
+          callbackUrl: input.callback_url ?? null,
+          appId: upload.app_id,
+          app: { bundleId: upload.bundle_id, name: upload.app_name, version: upload.app_version, build: upload.app_build },
+        });
+        if (idempotencyKey !== null) {
+          const held = await tx.repos.idempotency.remember({ accountId: principal.accountId, key: idempotencyKey, requestHash: hash, taskId: row.id });
+          // Another request with this key committed first: roll ours back, answer with theirs.
+          if (held.task_id !== row.id) throw new IdempotencyRace(held.task_id, held.request_hash === hash);
+        }
+        await queue.enqueue('sign_task', { taskId: row.id }, { transaction: tx.kysely, maxAttempts: row.max_attempts });
+        return row;
+      });
+      return { task_id: task.id, status: task.status };
+    } catch (error) {
+      if (error instanceof IdempotencyRace) return this.replay(principal, error.winner, error.sameBody);
+      throw error;
+    }
+  }
+
+  private async replay(principal: Principal, taskId: string, sameBody: boolean): Promise<{ task_id: string; status: TaskStatus }> {
+    if (!sameBody) throw new AppError('idempotency_conflict', 'This Idempotency-Key was already used with a different request body.');
+    const task = await this.options.db.repos.tasks.find(principal.accountId, taskId);
+    if (!task) throw new AppError('task_not_found');
+    return { task_id: task.id, status: task.status };
+  }
+
+  private async requireDeveloperAccount(principal: Principal): Promise<null> {
+    if (!(await this.options.hasDeveloperAccount?.(principal.accountId))) {
+      throw new AppError('certificate_required', 'cert_type "super" needs a usable Apple developer account; register one with POST /v1/developer-accounts.');
+    }
+    return null;
+  }
+
+  private async chooseCertificate(principal: Principal, kind: CertificateKind | null, input: CreateTaskInput): Promise<CertificateRow> {
+    const repo = this.options.db.repos.certificates;
+    if (kind === null) {
+      throw new AppError('certificate_required', `cert_type "${input.cert_type}" needs signing credentials this account has not set up.`);
+    }
+    if (input.certificate_id !== undefined) {
+      const chosen = await repo.find(principal.accountId, input.certificate_id);
+      if (!chosen) throw new AppError('certificate_not_found', `No certificate ${input.certificate_id}.`);
+      if (chosen.kind !== kind) throw new AppError('certificate_required', `Certificate ${chosen.id} is ${chosen.kind}; this task needs a ${kind} certificate.`);
+      return chosen;
+    }
+    // Default: the newest certificate of the right kind that has not expired.
+    const now = this.now().toISOString();
+    let cursor: string | null = null;
+    do {
+      const page = await repo.list(principal.accountId, { kind, limit: 100, cursor });
+      const usable = page.items.find((c) => c.not_after === null || c.not_after > now);
+      if (usable) return usable;
+      cursor = page.nextCursor;
+    } while (cursor !== null);
+    throw new AppError('certificate_required', `No usable ${kind} certificate; upload one with POST /v1/certificates.`);
+  }
+
+  async get(principal: Principal, taskId: string): Promise<TaskView> {
+    const task = await this.find(principal, taskId);
+    return this.view(task);
+  }
+
+  async view(task: TaskRow): Promise<TaskView> {
+    return taskView(task, this.options.baseUrl, await this.options.db.repos.webhookDeliveries.listForTask(task.id));
+  }
+
+  /** Views of a page of tasks, with their webhook deliveries read in one query. */
+  async views(tasks: readonly TaskRow[]): Promise<TaskView[]> {
+    const deliveries = await this.options.db.repos.webhookDeliveries.listForTasks(tasks.map((t) => t.id));
+    return tasks.map((task) => taskView(task, this.options.baseUrl, deliveries.get(task.id) ?? []));
+  }
+
+  async list(principal: Principal, query: { status: string | null; limit: number; cursor: string | null }): Promise<{ items: TaskView[]; next_cursor: string | null }> {
+    const status = query.status === null ? undefined : TASK_STATUSES.find((s) => s === query.status);
+    if (query.status !== null && status === undefined) throw new AppError('invalid_request', `status must be one of ${TASK_STATUSES.join(', ')}`);
+    const page = await this.options.db.repos.tasks.list(principal.accountId, {
+      limit: query.limit,
+      cursor: query.cursor,
+      ...(status === undefined ? {} : { status }),
+    });
+    return { items: await this.views(page.items), next_cursor: page.nextCursor };
+  }
+
+  /** Cancels a pending or processing task; a processing run is aborted by the worker. */
+  async cancel(principal: Principal, taskId: string): Promise<TaskView> {
+    const task = await this.find(principal, taskId);
+    if (task.status === 'canceled') return this.view(task);
+    if (task.status === 'succeeded' || task.status === 'failed') throw new AppError('task_not_cancelable', `The task already ${task.status}.`);
+    const canceled = await this.options.db.repos.tasks.finish(task.id, { status: 'canceled' });
+    if (canceled) {
+      for (const listener of this.cancelListeners) listener(task.id);
+      return this.view(canceled);
+    }
+    // Lost a race with the worker finishing it.
+    const now = await this.find(principal, taskId);
+    if (now.status === 'canceled') return this.view(now);
+    throw new AppError('task_not_cancelable', `The task already ${now.status}.`);
+  }
+
+  /** In-process notification of cancels (the worker aborts a running task at once). */
+  onCancel(listener: (taskId: string) => void): () => void {
+    this.cancelListeners.add(listener);
+    return () => this.cancelListeners.delete(listener);
+  }
+
+  async artifact(principal: Principal, taskId: string): Promise<ArtifactHandle> {
+    const task = await this.find(principal, taskId);
+    if (task.status !== 'succeeded' || task.artifact_blob_key === null || task.artifact_size === null || task.artifact_sha256 === null) {
+      throw new AppError('artifact_not_ready', `The task is ${task.status}; it has no signed artifact.`);
+    }
+    const blobKey = task.artifact_blob_key;
+    const extension = task.platform === 'ios' ? 'ipa' : 'apk';
+    const base = task.input_filename.replace(/\.(ipa|apk)$/i, '');
+    return {
+      size: task.artifact_size,
+      sha256: task.artifact_sha256,
+      fileName: `${base}-signed.${extension}`,
+      contentType: task.platform === 'ios' ? 'application/octet-stream' : 'application/vnd.android.package-archive',
+      open: (range) => this.options.blobs.get(blobKey, range ?? {}),
+    };
+  }
+
+  private async find(principal: Principal, taskId: string): Promise<TaskRow> {
+    const task = await this.options.db.repos.tasks.find(principal.accountId, taskId);
+    if (!task) throw new AppError('task_not_found', `No task ${taskId}.`);
+    return task;
+  }
+}

@@ -1,0 +1,143 @@
+// Uploads: a package streamed into the blob store (hashed on the fly, size-capped), inspected,
+// grouped into its app, and recorded under a short-lived file_key. Also the sweeper that deletes
+// expired uploads and their blobs.
+import path from 'node:path';
+import type { Readable } from 'node:stream';
+import type { Db } from '../db/database.ts';
+import { newFileKey } from '../db/ids.ts';
+import type { Platform, UploadRow } from '../db/schema.ts';
+import { AppError, errorCodeOf } from '../errors.ts';
+import { SigningError } from '../signing/errors.ts';
+import { uploadBlobKey } from '../storage/blob-keys.ts';
+import type { BlobStore } from '../storage/blob-store.ts';
+import type { Principal } from './principal.ts';
+import { uploadView, type UploadView } from './views.ts';
+
+/** What the package inspector reads from a package on local disk. */
+export interface PackageIdentity {
+  platform: Platform;
+  bundleId: string | null;
+  name: string | null;
+  version: string | null;
+  build: string | null;
+}
+/** Reads a package's identity; throws SigningError `invalid_package` (with the reason) for non-apps. */
+export type PackageInspector = (filePath: string, signal?: AbortSignal) => Promise<PackageIdentity>;
+
+const EXTENSIONS: Record<string, Platform> = { '.ipa': 'ios', '.apk': 'android' };
+
+/** The platform a file name claims, or `unsupported_file_type`. */
+export function platformOfFileName(fileName: string): Platform {
+  const platform = EXTENSIONS[path.extname(fileName).toLowerCase()];
+  if (!platform) throw new AppError('unsupported_file_type', `Only .ipa and .apk files are accepted, got "${path.basename(fileName).slice(0, 200)}".`);
+  return platform;
+}
+
+export interface UploadServiceOptions {
+  db: Db;
+  blobs: BlobStore;
+  inspect: PackageInspector;
+  maxUploadBytes: number;
+  fileKeyTtlSeconds: number;
+  now?: () => Date;
+}
+
+export class UploadService {
+  private readonly options: UploadServiceOptions;
+  private readonly now: () => Date;
+
+  constructor(options: UploadServiceOptions) {
+    this.options = options;
+    this.now = options.now ?? (() => new Date());
+  }
+
+  /**
+   * Stores one uploaded file. `truncated` reports whether the multipart parser cut the part
+   * short (it does so silently at its own limit). On any failure nothing of the file remains.
+   */
+  async receive(principal: Principal, input: { fileName: string; stream: Readable; signal: AbortSignal; truncated?: () => boolean }): Promise<UploadView> {
+    const { blobs, db } = this.options;
+    let platform: Platform;
+    try {
+      platform = platformOfFileName(input.fileName);
+    } catch (error) {
+      input.stream.resume(); // let the parser move past the refused part
+      throw error;
+    }
+    const fileKey = newFileKey();
+    const blobKey = uploadBlobKey(fileKey);
+    const stored = await blobs.put(blobKey, input.stream, {
+      maxBytes: this.options.maxUploadBytes,
+      signal: input.signal,
+      contentType: platform === 'ios' ? 'application/octet-stream' : 'application/vnd.android.package-archive',
+    });
+    try {
+      if (input.truncated?.()) throw new AppError('file_too_large', `The file exceeds ${this.options.maxUploadBytes} bytes.`);
+      const identity = await this.identify(blobKey, platform, input.signal);
+      const fileName = path.basename(input.fileName.replaceAll('\\', '/')).slice(0, 255);
+      const now = this.now();
+      const row = await db.transaction(async ({ repos }) => {
+        const created = await repos.uploads.create({
+          id: fileKey,
+          accountId: principal.accountId,
+          filename: fileName,
+          platform,
+          size: stored.size,
+          sha256: stored.sha256,
+          blobKey,
+          expiresAt: new Date(now.getTime() + this.options.fileKeyTtlSeconds * 1000),
+        });
+        if (identity.bundleId === null) return created;
+        const app = await repos.apps.upsert({ accountId: principal.accountId, platform, bundleId: identity.bundleId, name: identity.name });
+        const appFields = { appId: app.id, bundleId: identity.bundleId, name: identity.name, version: identity.version, build: identity.build };
+        await repos.uploads.setApp(fileKey, appFields);
+        return {
+          ...created,
+          app_id: app.id,
+          bundle_id: identity.bundleId,
+          app_name: identity.name,
+          app_version: identity.version,
+          app_build: identity.build,
+        } satisfies UploadRow;
+      });
+      return uploadView(row);
+    } catch (error) {
+      await blobs.delete(blobKey);
+      throw error;
+    }
+  }
+
+  private async identify(blobKey: string, platform: Platform, signal: AbortSignal): Promise<PackageIdentity> {
+    let identity: PackageIdentity;
+    try {
+      identity = await this.options.blobs.withLocalFile(blobKey, (file) => this.options.inspect(file, signal), { signal });
+    } catch (error) {
+      // Whatever the engines say about a package that is not a readable app (bad zip, no
+      // manifest…), the upload answer is invalid_package with their reason.
+      const code = errorCodeOf(error);
+      if (error instanceof SigningError && code !== 'invalid_package') {
+        throw new SigningError('invalid_package', `Not a readable app package: ${error.message}`, { cause: error });
+      }
+      throw error;
+    }
+    if (identity.platform !== platform) {
+      throw new SigningError('invalid_package', `The file is named like an ${platform === 'ios' ? 'iOS' : 'Android'} package but holds an ${identity.platform === 'ios' ? 'iOS' : 'Android'} app.`);
+    }
+    return identity;
+  }
+
+  /** Deletes expired uploads whose blobs no active task needs; returns how many. */
+  async sweepExpired(batch = 100): Promise<number> {
+    const { db, blobs } = this.options;
+    let deleted = 0;
+    for (;;) {
+      const expired = await db.repos.uploads.listExpired(this.now(), batch);
+      for (const upload of expired) {
+        // Blob first: a crash in between leaves a row the next sweep retries, never an orphan blob.
+        await blobs.delete(upload.blob_key);
+        if (await db.repos.uploads.delete(upload.id)) deleted += 1;
+      }
+      if (expired.length < batch) return deleted;
+    }
+  }
+}

@@ -1,0 +1,132 @@
+// `signet serve` as users run it (./bin/signet serve): first start prints one API key, once;
+// SIGTERM shuts down cleanly, aborting uploads in flight (nothing partial left) and handing a
+// running task back to the queue, which finishes it after the restart.
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { readdirSync, readFileSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { Readable } from 'node:stream';
+import { after, it } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Api, streamUpload } from '../support/api-client.ts';
+import { tinyApk } from '../support/app-packages.ts';
+import { repoRoot } from '../support/fixtures.ts';
+import { testPki } from '../support/pki.ts';
+import { freshDataDir, spawnServer, type ChildServer } from '../support/server.ts';
+
+let running: ChildServer | null = null;
+after(async () => {
+  await running?.stop('SIGKILL');
+});
+
+function files(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    let entries: string[] = [];
+    try {
+      entries = readdirSync(d);
+    } catch {
+      return;
+    }
+    for (const name of entries) {
+      const full = path.join(d, name);
+      if (statSync(full).isDirectory()) walk(full);
+      else out.push(path.relative(dir, full));
+    }
+  };
+  walk(dir);
+  return out.sort();
+}
+
+async function serveOnce(dataDir: string): Promise<{ lines: string[]; url: string; stop: () => Promise<number | null> }> {
+  const child = spawn(path.join(repoRoot, 'bin/signet'), ['serve'], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SIGNET_DATA_DIR: dataDir, SIGNET_PORT: '0', SIGNET_HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const lines: string[] = [];
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  const url = await new Promise<string>((resolve, reject) => {
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      lines.push(line);
+      if (line.includes('"signet listening"')) resolve(JSON.parse(line).url);
+    });
+    exited.then((code) => reject(new Error(`exited ${code}: ${lines.join('\n')}`)));
+  });
+  return { lines, url, stop: () => (child.kill('SIGTERM'), exited) };
+}
+
+it('is what `npm start` runs', () => {
+  const pkg = JSON.parse(readFileSync(path.join(repoRoot, 'package.json'), 'utf8'));
+  assert.equal(pkg.scripts.start, './bin/signet serve');
+  assert.equal(pkg.bin.signet, './bin/signet');
+});
+
+it('prints one API key on the first start only, and logs JSON with request ids but no keys', async () => {
+  const dataDir = freshDataDir('serve');
+  const first = await serveOnce(dataDir);
+  const keyLine = first.lines.findIndex((l) => /^sk_[0-9A-Za-z]{43,}$/.test(l));
+  assert.ok(keyLine >= 0, first.lines.join('\n'));
+  const key = first.lines[keyLine]!;
+  const api = new Api(first.url, key);
+  assert.equal((await api.get('/v1/tasks')).status, 200);
+  assert.equal((await api.as(`sk_${'x'.repeat(43)}`).get('/v1/tasks')).status, 401);
+  const pki = testPki();
+  const p12 = pki.p12(pki.androidRsa, { password: 'Hunter2-distinctive' });
+  assert.equal((await api.form('/v1/certificates', { kind: 'android', password: 'Wrong-distinctive', file: { name: 'k.p12', data: p12 } })).status, 422);
+  assert.equal((await api.form('/v1/certificates', { kind: 'android', password: 'Hunter2-distinctive', file: { name: 'k.p12', data: p12 } })).status, 200);
+  assert.equal(await first.stop(), 0);
+  assert.ok(!first.lines.some((l) => l.includes('distinctive')), 'passwords are never logged');
+  const logs = first.lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+  const completed = logs.filter((l) => l.msg === 'request completed');
+  assert.ok(completed.length >= 2 && completed.every((l) => /^req_/.test(l.request_id)));
+  assert.ok(!first.lines.some((l, i) => i !== keyLine && l.includes(key)), 'the key appears nowhere else in the output');
+  assert.ok(!first.lines.some((l) => l.includes('x'.repeat(43))), 'presented keys are never logged');
+  assert.ok(files(dataDir).includes('master.key'));
+  assert.equal(statSync(path.join(dataDir, 'master.key')).mode & 0o777, 0o600);
+
+  const second = await serveOnce(dataDir);
+  assert.ok(!second.lines.some((l) => /^sk_/.test(l)), 'no key on later starts');
+  assert.equal((await new Api(second.url, key).get('/v1/tasks')).status, 200);
+  assert.equal(await second.stop(), 0);
+});
+
+it('on SIGTERM aborts uploads in flight and hands running tasks back to the queue', { timeout: 180_000 }, async () => {
+  const dataDir = freshDataDir('graceful');
+  running = await spawnServer({ dataDir, env: { SIGNET_TEST_SIGNER: 'slow', SIGNET_TEST_SIGN_MS: '60000' } });
+  const api = new Api(running.url, running.key);
+  const pki = testPki();
+  await api.form('/v1/certificates', { kind: 'android', password: 'pw', file: { name: 'k.p12', data: pki.p12(pki.androidRsa, { password: 'pw' }) } });
+  const fileKey = (await api.upload('g.apk', tinyApk())).body.data.file_key;
+  const taskId = (await api.post('/v1/tasks/create', { file_key: fileKey, cert_type: 'enterprise' })).body.data.task_id;
+  for (let i = 0; i < 400 && (await api.get(`/v1/tasks/${taskId}`)).body.data.status !== 'processing'; i += 1) await sleep(50);
+  assert.equal((await api.get(`/v1/tasks/${taskId}`)).body.data.status, 'processing');
+  const blobsBefore = files(path.join(dataDir, 'blobs'));
+
+  // An upload that trickles forever: it is in flight when the signal arrives.
+  const trickle = new Readable({
+    read() {
+      setTimeout(() => this.push(Buffer.alloc(64 * 1024, 1)), 20);
+    },
+  });
+  const upload = streamUpload(running.url, running.key!, 'slow.apk', 1024 * 1024 * 1024, trickle).catch((error: Error) => error);
+  await sleep(1500);
+  const stopped = running.stop('SIGTERM');
+  const outcome = await upload;
+  assert.equal(await stopped, 0);
+  running = null;
+  if (!(outcome instanceof Error)) assert.equal(outcome.status, 503);
+  assert.deepEqual(files(path.join(dataDir, 'blobs')), blobsBefore, 'no partial upload remains');
+
+  running = await spawnServer({ dataDir, env: { SIGNET_TEST_SIGNER: 'slow', SIGNET_TEST_SIGN_MS: '100' } });
+  const again = new Api(running.url, api.key);
+  let task: any;
+  for (let i = 0; i < 600; i += 1) {
+    task = (await again.get(`/v1/tasks/${taskId}`)).body.data;
+    if (task.status === 'succeeded' || task.status === 'failed') break;
+    await sleep(100);
+  }
+  assert.equal(task.status, 'succeeded');
+  assert.equal(task.attempts, 1, 'a handed-back run does not consume an attempt');
+});

@@ -1,0 +1,42 @@
+// A TEST-ONLY `signet serve`: the production wiring (startService) with test signers chosen by
+// SIGNET_TEST_SIGNER, run as a child process by test/support/server.ts so tests can SIGKILL it.
+// Prints `SIGNET_URL <url>` once listening and `SIGNET_BOOTSTRAP_KEY <key>` on first start.
+// Like bin/signet, it enables Node's compile cache before loading the service, so the child's
+// memory profile matches production (test/support/server.ts also passes bin/signet's V8 flags).
+import module from 'node:module';
+import type { Signer } from '../../src/tasks/signer.ts';
+
+module.enableCompileCache?.();
+const { loadConfig } = await import('../../src/config.ts');
+const { startService } = await import('../../src/main/service.ts');
+const { failingSigner, killingSigner, slowCopySigner } = await import('./slow-signer.ts');
+
+const delay = Number(process.env.SIGNET_TEST_SIGN_MS ?? '1000');
+const choice = process.env.SIGNET_TEST_SIGNER ?? 'production';
+const signers: readonly Signer[] | undefined =
+  choice === 'slow' ? [slowCopySigner('android', delay), slowCopySigner('ios', delay)]
+  : choice === 'failing' ? [failingSigner('android')]
+  : choice === 'killing' ? [killingSigner('android')]
+  : choice === 'none' ? []
+  : undefined;
+
+const service = await startService(loadConfig(process.env), {
+  ...(signers ? { signers } : {}),
+  queueTuning: {
+    ...(process.env.SIGNET_TEST_LEASE_MS ? { leaseMs: Number(process.env.SIGNET_TEST_LEASE_MS) } : {}),
+    ...(process.env.SIGNET_TEST_POLL_MS ? { pollIntervalMs: Number(process.env.SIGNET_TEST_POLL_MS) } : {}),
+  },
+  onBootstrapKey: (key) => process.stdout.write(`SIGNET_BOOTSTRAP_KEY ${key}\n`),
+});
+process.stdout.write(`SIGNET_URL ${service.url}\n`);
+const stop = () => {
+  service.close().then(
+    () => process.exit(0),
+    (error: unknown) => {
+      console.error(error);
+      process.exit(1);
+    },
+  );
+};
+process.on('SIGTERM', stop);
+process.on('SIGINT', stop);

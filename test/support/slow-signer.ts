@@ -1,0 +1,54 @@
+// TEST-ONLY signers, wired exclusively by test/support/serve-entry.ts (never by src/main): they
+// let service tests exercise the task lifecycle before and independently of the real engines.
+// - slow: waits SIGNET_TEST_SIGN_MS (honouring the abort signal), then copies the input as the
+//   "artifact". Used to keep tasks in flight for the crash test.
+// - failing: throws a catalogue error, to see a task fail with an engine's code.
+import { copyFile } from 'node:fs/promises';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { SigningError } from '../../src/signing/errors.ts';
+import type { Platform, SignRequest, SignResult, Signer } from '../../src/tasks/signer.ts';
+
+export function slowCopySigner(platform: Platform, delayMs: number): Signer {
+  return {
+    platform,
+    certTypes: ['enterprise'],
+    async sign(request: SignRequest): Promise<SignResult> {
+      await sleep(delayMs, undefined, { signal: request.signal });
+      await copyFile(request.inputPath, request.outputPath);
+      return { app: { bundleId: null, name: null, version: null, build: null }, verification: ['test-only copy'] };
+    },
+  };
+}
+
+export function failingSigner(platform: Platform): Signer {
+  return {
+    platform,
+    certTypes: ['enterprise'],
+    async sign(): Promise<SignResult> {
+      throw new SigningError('apk_invalid', 'test signer: refusing this package');
+    },
+  };
+}
+
+/** Throws a plain Error (a bug, not a verdict): the worker retries it, then fails signing_failed. */
+export function crashingSigner(platform: Platform): Signer {
+  return {
+    platform,
+    certTypes: ['enterprise'],
+    async sign(): Promise<SignResult> {
+      throw new TypeError('test signer: unexpected internal failure');
+    },
+  };
+}
+
+/** Kills its own process mid-task, like an OOM kill: the run is lost and counts as an attempt. */
+export function killingSigner(platform: Platform): Signer {
+  return {
+    platform,
+    certTypes: ['enterprise'],
+    async sign(): Promise<SignResult> {
+      process.kill(process.pid, 'SIGKILL');
+      return new Promise<never>(() => {});
+    },
+  };
+}
