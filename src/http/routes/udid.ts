@@ -1,0 +1,115 @@
+// UDID capture for super-signature install links (distribution-protocols.md §3.1):
+//   GET  /d/{slug}/udid.mobileconfig      the signed Profile Service request (Safari downloads it)
+//   POST /d/{slug}/udid?challenge=…       the device's CMS-signed answer (the iOS profile daemon,
+//                                         no cookies, any Content-Type) → 301 to the install page
+//   GET  /d/{slug}/enrollments/{id}       the enrollment's progress as JSON (page polling, tests)
+// The POST answers 301 and nothing else on success: iOS reports "invalid profile" for a 302 or a
+// 200 without a profile (§3.1.4), then opens Safari at Location.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { checkAccessToken } from '../../distribution/access.ts';
+import { renderMessagePage } from '../../distribution/page.ts';
+import type { DistributionService, Release } from '../../distribution/service.ts';
+import { MAX_DEVICE_RESPONSE_BYTES } from '../../distribution/super/mobileconfig.ts';
+import type { EnrollmentService } from '../../distribution/super/enrollment.ts';
+import { AppError, errorCodeOf } from '../../errors.ts';
+import { statusOf } from '../error-status.ts';
+
+export interface UdidRouteDeps {
+  distributions: DistributionService;
+  enrollments: EnrollmentService;
+  linkKey: Buffer;
+}
+
+const schema = (summary: string, description?: string) => ({ tags: ['Install pages'], summary, ...(description ? { description } : {}) });
+const PUBLIC = { public: true } as const;
+
+export async function udidRoutes(app: FastifyInstance, deps: UdidRouteDeps): Promise<void> {
+  const { distributions, enrollments, linkKey } = deps;
+
+  await app.register(async (scope) => {
+    // The device's body is CMS whatever its Content-Type says (§3.1.3): read every type as bytes.
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_DEVICE_RESPONSE_BYTES }, (_request, body, done) => done(null, body));
+
+    scope.setErrorHandler(async (error, request, reply) => {
+      const code = errorCodeOf(error) ?? ((error as { statusCode?: number }).statusCode === 413 ? 'device_response_invalid' : null);
+      if (code === null) request.log.error({ err: error }, 'udid route failed');
+      else request.log.info({ error_code: code }, 'udid request refused');
+      const status = code === null ? 500 : statusOf(code);
+      const message = code === null ? 'Please try again in a moment.' : (error as Error).message;
+      return reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(renderMessagePage('Device registration failed', message));
+    });
+
+    /** A super release that may be used now (the same availability rules as its page). */
+    const superRelease = async (slug: string): Promise<Release> => {
+      const release = await distributions.release(slug);
+      const reason = distributions.unavailable(release.distribution);
+      if (reason) throw new AppError(reason);
+      if (!enrollments.isSuper(release)) throw new AppError('distribution_not_found', 'This install link does not register devices.');
+      return release;
+    };
+
+    scope.get(
+      '/d/:slug/udid.mobileconfig',
+      { config: PUBLIC, schema: schema('Device registration profile (super signature)', 'A signed Profile Service .mobileconfig; installing it sends the device\'s UDID to Signet.') },
+      async (request, reply) => {
+        const { slug } = request.params as { slug: string };
+        const release = await superRelease(slug);
+        const hash = release.distribution.password_hash;
+        if (hash !== null && !checkAccessToken(linkKey, slug, hash, (request.query as { t?: string }).t ?? cookie(request, `signet_${slug}`))) {
+          throw new AppError('password_required');
+        }
+        const name = release.task.app_name ?? release.task.bundle_id ?? 'the app';
+        const profile = await enrollments.requestProfile(release, name, await distributions.organization(release.task));
+        return reply
+          .type('application/x-apple-aspen-config')
+          .header('content-disposition', `attachment; filename="${(release.task.bundle_id ?? 'signet').replace(/[^\w.-]/g, '')}.mobileconfig"`)
+          .header('cache-control', 'no-store')
+          .send(profile.bytes);
+      },
+    );
+
+    scope.post(
+      '/d/:slug/udid',
+      { config: PUBLIC, schema: schema('Device answer to the registration profile', 'Called by iOS, not by people: a CMS-signed plist of device attributes. Answers 301 to the install page.') },
+      async (request, reply) => {
+        const { slug } = request.params as { slug: string };
+        const release = await superRelease(slug);
+        const body = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
+        const location = await enrollments.receive(release, (request.query as { challenge?: string }).challenge, body);
+        return reply.code(301).header('location', location).header('cache-control', 'no-store').send();
+      },
+    );
+
+    scope.get(
+      '/d/:slug/enrollments/:enrollment_id',
+      { config: PUBLIC, schema: schema('Progress of a device registration (JSON)') },
+      async (request, reply: FastifyReply) => {
+        const { slug, enrollment_id } = request.params as { slug: string; enrollment_id: string };
+        const release = await superRelease(slug);
+        const status = await enrollments.status(release, enrollment_id);
+        if (!status) throw new AppError('udid_challenge_invalid', 'No such device registration for this link.');
+        const { enrollment, build } = status;
+        return reply.header('cache-control', 'no-store').send({
+          code: 200,
+          data: {
+            id: enrollment.id,
+            state: enrollment.state,
+            error: enrollment.error_code ? { code: enrollment.error_code, message: enrollment.error_message } : null,
+            udid: enrollment.udid,
+            build: build ? { id: build.id, state: build.state, size: build.artifact_size, sha256: build.artifact_sha256 } : null,
+            manifest_url: build?.state === 'ready' ? `${distributions.baseUrl}/d/${slug}/manifest.plist?enrollment=${enrollment.id}` : null,
+          },
+        });
+      },
+    );
+  });
+}
+
+function cookie(request: FastifyRequest, name: string): string | undefined {
+  for (const part of (request.headers.cookie ?? '').split(';')) {
+    const [key, ...value] = part.trim().split('=');
+    if (key === name) return value.join('=');
+  }
+  return undefined;
+}

@@ -1,0 +1,247 @@
+// Apple developer accounts for super signature: an App Store Connect API key (issuer id, key id,
+// .p8) plus the team's distribution identity (.p12 + password). On creation the key is checked
+// against the API, the .p12's certificate must be one of the team's current distribution
+// certificates (matched by serial, as flyapps does), and the team's devices and App IDs are
+// synced so slot counts start from Apple's numbers, not zero. Secrets are sealed at rest.
+import { createHash } from 'node:crypto';
+import { AppStoreConnect, normalizeSerial } from '../apple/app-store-connect.ts';
+import { importAscKey } from '../apple/jwt.ts';
+import { DEVICE_SLOTS_PER_CLASS, type AscDevice } from '../apple/types.ts';
+import { normalizeUdid } from '../apple/udid.ts';
+import type { Db } from '../db/database.ts';
+import type { DeveloperAccountHealth, DeveloperAccountRow } from '../db/super-tables.ts';
+import { AppError, errorCodeOf, type ErrorCode } from '../errors.ts';
+import type { Principal } from './principal.ts';
+
+export interface DeveloperAccountInput {
+  name: string | null;
+  issuerId: string;
+  keyId: string;
+  p8: string;
+  p12: Buffer;
+  password: string | null;
+}
+
+/** The device classes Signet distributes to, in the order views list them. */
+export const SLOT_CLASSES = ['IPHONE', 'IPAD', 'IPOD'] as const;
+
+export interface DeveloperAccountView {
+  id: string;
+  name: string | null;
+  issuer_id: string;
+  key_id: string;
+  team_id: string;
+  certificate: { subject: string; serial_number: string; expires_at: string };
+  health: DeveloperAccountHealth;
+  health_detail: string | null;
+  usable: boolean;
+  slots: Record<'iphone' | 'ipad' | 'ipod', { used: number; limit: number; free: number }>;
+  checked_at: string;
+  created_at: string;
+}
+
+/** Loads a .p12 (src/signing/cms loadIdentity), injected so the service does not load pkijs at start. */
+export type DistributionIdentityReader = (p12: Buffer, password: string) => Promise<{ certificate: Buffer; subject: string; serial: string; teamId: string | null; notAfter: Date }>;
+
+export interface DeveloperAccountServiceOptions {
+  db: Db;
+  ascBaseUrl: string;
+  readIdentity: DistributionIdentityReader;
+  now?: () => Date;
+  /** Test seam: App Store Connect client options (backoff, fetch). */
+  ascOptions?: { baseDelayMs?: number; maxRetries?: number };
+}
+
+const ISSUER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const KEY_ID = /^[A-Z0-9]{8,16}$/;
+
+/** Health a catalogue code puts an account in, for codes that are about the account itself. */
+const HEALTH_OF: Partial<Record<ErrorCode, DeveloperAccountHealth>> = {
+  developer_key_rejected: 'key_rejected',
+  developer_agreement_required: 'agreement_required',
+  developer_certificate_unusable: 'certificate_revoked',
+};
+
+export class DeveloperAccountService {
+  readonly #options: DeveloperAccountServiceOptions;
+  readonly #clients = new Map<string, AppStoreConnect>();
+
+  constructor(options: DeveloperAccountServiceOptions) {
+    this.#options = options;
+  }
+
+  #now(): Date {
+    return this.#options.now?.() ?? new Date();
+  }
+
+  /** One client per account key, reused so its requests are serialised and its token cached. */
+  client(row: DeveloperAccountRow): AppStoreConnect {
+    const cacheKey = `${row.id}:${row.key_id}`;
+    let client = this.#clients.get(cacheKey);
+    if (!client) {
+      const secrets = this.#options.db.repos.developerAccounts.secrets(row);
+      client = new AppStoreConnect({ baseUrl: this.#options.ascBaseUrl, key: { issuerId: row.issuer_id, keyId: row.key_id, privateKeyPem: secrets.p8Pem }, ...this.#options.ascOptions });
+      this.#clients.set(cacheKey, client);
+    }
+    return client;
+  }
+
+  async create(principal: Principal, input: DeveloperAccountInput): Promise<DeveloperAccountView> {
+    if (!ISSUER_ID.test(input.issuerId)) throw new AppError('invalid_request', 'issuer_id must be the UUID shown above the keys in App Store Connect.', { details: { field: 'issuer_id' } });
+    if (!KEY_ID.test(input.keyId)) throw new AppError('invalid_request', 'key_id must be the key\'s id (10 upper-case letters and digits).', { details: { field: 'key_id' } });
+    importAscKey(input.p8);
+    const identity = await this.#readIdentity(input.p12, input.password ?? '');
+    if (identity.notAfter.getTime() <= this.#now().getTime()) {
+      throw new AppError('developer_certificate_unusable', `The distribution certificate expired on ${identity.notAfter.toISOString().slice(0, 10)}.`);
+    }
+    const api = new AppStoreConnect({ baseUrl: this.#options.ascBaseUrl, key: { issuerId: input.issuerId, keyId: input.keyId, privateKeyPem: input.p8 }, ...this.#options.ascOptions });
+    const certificates = await api.listDistributionCertificates();
+    const serial = normalizeSerial(identity.serial);
+    const match = certificates.find((c) => c.serialNumber === serial);
+    if (!match) {
+      throw new AppError('developer_certificate_mismatch', `The .p12 certificate (serial ${serial}) is not among this team's ${certificates.length} current distribution certificate(s).`);
+    }
+    const [devices, bundleIds] = await Promise.all([api.listDevices(), api.listBundleIds()]);
+    const teamId = identity.teamId ?? bundleIds[0]?.seedId ?? null;
+    if (teamId === null) throw new AppError('developer_certificate_mismatch', 'The distribution certificate names no team (subject OU).');
+    const repo = this.#options.db.repos.developerAccounts;
+    let row: DeveloperAccountRow;
+    try {
+      row = await repo.create({
+        accountId: principal.accountId,
+        name: input.name,
+        issuerId: input.issuerId,
+        keyId: input.keyId,
+        p8Pem: input.p8,
+        p12: input.p12,
+        p12Password: input.password,
+        teamId,
+        certificate: { subject: identity.subject, serial, fingerprint: createHash('sha256').update(identity.certificate).digest('hex'), notAfter: identity.notAfter },
+        ascCertificateId: match.id,
+        slotsPerClass: DEVICE_SLOTS_PER_CLASS,
+        bundleIds: bundleIds.map((b) => ({ id: b.id, identifier: b.identifier })),
+        health: 'ok',
+        healthDetail: null,
+      });
+    } catch (error) {
+      if (/unique|constraint/i.test(String((error as Error).message))) {
+        throw new AppError('invalid_request', 'This API key is already registered as a developer account.', { details: { field: 'key_id' } });
+      }
+      throw error;
+    }
+    await repo.syncDevices(row.id, syncable(devices));
+    return this.view(row);
+  }
+
+  async #readIdentity(p12: Buffer, password: string) {
+    try {
+      return await this.#options.readIdentity(p12, password);
+    } catch (error) {
+      const code = errorCodeOf(error);
+      if (code === 'keystore_password_incorrect' || code === 'key_password_incorrect') {
+        throw new AppError('certificate_password_incorrect', 'The password does not open the .p12 file.', { cause: error });
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * Re-checks the key and certificate against App Store Connect and resyncs devices and App IDs;
+   * records the resulting health (never throws for an account-level problem: it is the answer).
+   */
+  async check(principal: Principal, id: string): Promise<DeveloperAccountView> {
+    const row = await this.#find(principal, id);
+    await this.refresh(row);
+    return this.view((await this.#options.db.repos.developerAccounts.findById(id)) ?? row);
+  }
+
+  async refresh(row: DeveloperAccountRow): Promise<DeveloperAccountHealth> {
+    const repo = this.#options.db.repos.developerAccounts;
+    try {
+      if (Date.parse(row.certificate_not_after) <= this.#now().getTime()) {
+        await repo.setHealth(row.id, 'certificate_expired', `The distribution certificate expired on ${row.certificate_not_after.slice(0, 10)}.`);
+        return 'certificate_expired';
+      }
+      const api = this.client(row);
+      const certificates = await api.listDistributionCertificates();
+      if (!certificates.some((c) => c.serialNumber === row.certificate_serial)) {
+        await repo.setHealth(row.id, 'certificate_revoked', 'The distribution certificate is no longer current at Apple (revoked or deleted).');
+        return 'certificate_revoked';
+      }
+      const [devices, bundleIds] = await Promise.all([api.listDevices(), api.listBundleIds()]);
+      await repo.syncDevices(row.id, syncable(devices));
+      await repo.setBundleIds(row.id, bundleIds.map((b) => ({ id: b.id, identifier: b.identifier })));
+      await repo.setHealth(row.id, 'ok', null);
+      return 'ok';
+    } catch (error) {
+      const health = await this.recordFailure(row, error);
+      if (health === null) throw error;
+      return health;
+    }
+  }
+
+  /** Marks the account unhealthy when `error` is about the account itself; returns the new health or null. */
+  async recordFailure(row: DeveloperAccountRow, error: unknown): Promise<DeveloperAccountHealth | null> {
+    const code = errorCodeOf(error);
+    const health = code === null ? undefined : (HEALTH_OF[code] ?? (code === 'apple_unavailable' ? 'unreachable' : undefined));
+    if (health === undefined) return null;
+    await this.#options.db.repos.developerAccounts.setHealth(row.id, health, error instanceof Error ? error.message : String(error));
+    return health;
+  }
+
+  async list(principal: Principal): Promise<DeveloperAccountView[]> {
+    const rows = await this.#options.db.repos.developerAccounts.list(principal.accountId);
+    return Promise.all(rows.map((row) => this.view(row)));
+  }
+
+  async get(principal: Principal, id: string): Promise<DeveloperAccountView> {
+    return this.view(await this.#find(principal, id));
+  }
+
+  async delete(principal: Principal, id: string): Promise<void> {
+    if (!(await this.#options.db.repos.developerAccounts.delete(principal.accountId, id))) {
+      throw new AppError('developer_account_not_found', `No developer account ${id}.`);
+    }
+    for (const key of this.#clients.keys()) if (key.startsWith(`${id}:`)) this.#clients.delete(key);
+  }
+
+  /** Usable for new devices: healthy and its certificate not expired. */
+  usable(row: DeveloperAccountRow): boolean {
+    return row.health === 'ok' && Date.parse(row.certificate_not_after) > this.#now().getTime();
+  }
+
+  async #find(principal: Principal, id: string): Promise<DeveloperAccountRow> {
+    const row = await this.#options.db.repos.developerAccounts.find(principal.accountId, id);
+    if (!row) throw new AppError('developer_account_not_found', `No developer account ${id}.`);
+    return row;
+  }
+
+  async view(row: DeveloperAccountRow): Promise<DeveloperAccountView> {
+    const usage = await this.#options.db.repos.developerAccounts.usage(row.id);
+    const slot = (deviceClass: string) => {
+      const used = usage[deviceClass] ?? 0;
+      return { used, limit: row.slots_per_class, free: Math.max(0, row.slots_per_class - used) };
+    };
+    return {
+      id: row.id,
+      name: row.name,
+      issuer_id: row.issuer_id,
+      key_id: row.key_id,
+      team_id: row.team_id,
+      certificate: { subject: row.certificate_subject, serial_number: row.certificate_serial, expires_at: row.certificate_not_after },
+      health: row.health,
+      health_detail: row.health_detail,
+      usable: this.usable(row),
+      slots: { iphone: slot('IPHONE'), ipad: slot('IPAD'), ipod: slot('IPOD') },
+      checked_at: row.checked_at,
+      created_at: row.created_at,
+    };
+  }
+}
+
+function syncable(devices: readonly AscDevice[]) {
+  return devices.flatMap((d) => {
+    const udid = normalizeUdid(d.udid);
+    return udid === null ? [] : [{ udid, deviceClass: d.deviceClass, status: d.status, ascDeviceId: d.id, name: d.name || null }];
+  });
+}
