@@ -106,11 +106,13 @@ export class AppStoreConnect {
 
   /** Every device registered with this UDID (case-insensitive; usually zero or one). */
   findDevices(udid: string): Promise<AscDevice[]> {
-    return this.#call(async () =>
-      resources(await this.client.getAll('/v1/devices', { 'filter[udid]': [udid] }))
-        .map(device)
-        .filter((d) => sameUdid(d.udid, udid)),
-    );
+    return this.#call(() => this.#devicesWithUdid(udid));
+  }
+
+  async #devicesWithUdid(udid: string): Promise<AscDevice[]> {
+    return resources(await this.client.getAll('/v1/devices', { 'filter[udid]': [udid] }))
+      .map(device)
+      .filter((d) => sameUdid(d.udid, udid));
   }
 
   /**
@@ -135,16 +137,12 @@ export class AppStoreConnect {
   }
 
   async #existing(udid: string): Promise<AscDevice | null> {
-    const matches = resources(await this.client.getAll('/v1/devices', { 'filter[udid]': [udid] })).map(device).filter((d) => sameUdid(d.udid, udid));
+    const matches = await this.#devicesWithUdid(udid);
     const found = matches.find((d) => d.status !== 'DISABLED') ?? matches[0];
     if (!found) return null;
     if (found.status !== 'DISABLED') return found;
     const enabled = await this.client.patch(`/v1/devices/${encodeURIComponent(found.id)}`, { data: { type: 'devices', id: found.id, attributes: { status: 'ENABLED' } } });
     return device(single(enabled));
-  }
-
-  getDevice(id: string): Promise<AscDevice> {
-    return this.#call(async () => device(single(await this.client.get(`/v1/devices/${encodeURIComponent(id)}`))));
   }
 
   // ---- bundle ids ----

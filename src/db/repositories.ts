@@ -56,8 +56,11 @@ export interface ApiKeyRepository {
    */
   authenticate(key: string): Promise<{ apiKey: ApiKeyRow; account: AccountRow } | null>;
   list(accountId: string): Promise<ApiKeyRow[]>;
-  /** Revokes the key; returns false when it does not exist (or is already revoked). */
-  revoke(accountId: string, id: string): Promise<boolean>;
+  /**
+   * Revokes the key; returns false when it does not exist in that account (or is already
+   * revoked). `accountId` null: whatever its account (the operator's `signet keys revoke`).
+   */
+  revoke(accountId: string | null, id: string): Promise<boolean>;
 }
 
 export interface UploadRepository {

@@ -8,7 +8,7 @@
 // - no booleans (SQLite has none): small TEXT enums instead.
 // - secrets (private keys, passwords, profiles, webhook secrets) are sealed by SecretBox and stored
 //   as TEXT (base64), never in the clear.
-import type { Insertable, Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { DistributionTables } from './distribution-tables.ts';
 import type { SuperTables } from './super-tables.ts';
 
@@ -196,4 +196,3 @@ export type CertificateRow = Selectable<CertificatesTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
 export type JobRow = Selectable<JobsTable>;
-export type NewUpload = Insertable<UploadsTable>;

@@ -138,6 +138,14 @@ export class DistributionService {
     return { distribution, task: task as Release['task'] };
   }
 
+  /** The release behind a public slug, refused with the reason when the link may not be used now. */
+  async availableRelease(slug: string): Promise<Release> {
+    const release = await this.release(slug);
+    const reason = this.unavailable(release.distribution);
+    if (reason) throw new AppError(reason);
+    return release;
+  }
+
   /** The newest release of the app behind a permanent link. */
   async latestRelease(appSlug: string): Promise<{ release: Release; appSlug: string }> {
     const link = /^[0-9A-Za-z]{20,64}$/.test(appSlug) ? await this.#db.repos.distributions.findAppLinkBySlug(appSlug) : null;

@@ -11,10 +11,9 @@
 import { type JobHelpers, Logger, run, runMigrations, type Runner, type TaskList } from 'graphile-worker';
 import { CompiledQuery } from 'kysely';
 import pg from 'pg';
-import type { EnqueueOptions, ExhaustedJob, JobContext, JobKind, JobPayloads, JobQueue, Worker, WorkerOptions } from './job-queue.ts';
-import { assertEnqueueOptions, JOB_KINDS, JobLeaseLostError, JobReleasedError } from './job-queue.ts';
+import type { EnqueueOptions, JobContext, JobKind, JobPayloads, JobQueue, Worker, WorkerOptions } from './job-queue.ts';
+import { assertEnqueueOptions, DEFAULT_MAX_ATTEMPTS, JOB_KINDS, JobLeaseLostError, JobReleasedError, WorkerSet, workerCallbacks } from './job-queue.ts';
 import type { QueueTuning } from './open-job-queue.ts';
-import { DEFAULT_MAX_ATTEMPTS } from './table-job-queue.ts';
 
 const DEFAULT_LEASE_MS = 30_000;
 const DEFAULT_POLL_MS = 1_000;
@@ -48,7 +47,7 @@ export class GraphileJobQueue implements JobQueue {
   readonly #pool: pg.Pool;
   readonly #leaseMs: number;
   readonly #pollIntervalMs: number;
-  readonly #workers = new Set<Worker>();
+  readonly #workers = new WorkerSet();
 
   private constructor(pool: pg.Pool, tuning: QueueTuning) {
     this.#pool = pool;
@@ -93,19 +92,11 @@ export class GraphileJobQueue implements JobQueue {
   }
 
   start(options: WorkerOptions): Worker {
-    const worker = startGraphileWorker(this.#pool, options, { leaseMs: this.#leaseMs, pollIntervalMs: this.#pollIntervalMs });
-    this.#workers.add(worker);
-    return {
-      stop: async () => {
-        await worker.stop();
-        this.#workers.delete(worker);
-      },
-    };
+    return this.#workers.add(startGraphileWorker(this.#pool, options, { leaseMs: this.#leaseMs, pollIntervalMs: this.#pollIntervalMs }));
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.#workers].map((worker) => worker.stop()));
-    this.#workers.clear();
+    await this.#workers.stopAll();
     await this.#pool.end();
   }
 }
@@ -119,20 +110,11 @@ interface Running {
 }
 
 function startGraphileWorker(pool: pg.Pool, options: WorkerOptions, tuning: Required<QueueTuning>): Worker {
-  if (!Number.isInteger(options.concurrency) || options.concurrency < 1) throw new Error('worker concurrency must be an integer >= 1');
-  const reportError = options.onError ?? ((error: unknown) => console.error('job queue:', error));
+  const { reportError, giveUp } = workerCallbacks(options);
   const running = new Map<string, Running>();
   const released: Running[] = [];
   let poolId: string | null = null;
   let stopping = false;
-
-  const giveUp = async (job: ExhaustedJob): Promise<void> => {
-    try {
-      await options.onExhausted?.(job);
-    } catch (error) {
-      reportError(error);
-    }
-  };
 
   const wrap = (kind: JobKind) => async (payload: unknown, helpers: JobHelpers): Promise<void> => {
     const { job } = helpers;

@@ -23,11 +23,13 @@ export interface JobPayloads {
 }
 export type JobKind = keyof JobPayloads;
 export const JOB_KINDS: readonly JobKind[] = ['sign_task', 'deliver_webhook', 'sweep_uploads', 'super_device'];
+/** EnqueueOptions.maxAttempts when not given. */
+export const DEFAULT_MAX_ATTEMPTS = 3;
 
 export interface EnqueueOptions {
   /** Earliest start (default: now). */
   runAt?: Date;
-  /** Runs allowed before the job is given up (default 3). Crashes and thrown errors both count. */
+  /** Runs allowed before the job is given up (default DEFAULT_MAX_ATTEMPTS). Crashes and thrown errors both count. */
   maxAttempts?: number;
   /**
    * De-duplication key: while a job with this key is still queued (not yet running), enqueueing
@@ -128,4 +130,42 @@ export function assertEnqueueOptions(options: EnqueueOptions): void {
     throw new RangeError(`maxAttempts must be an integer from 1 to 1000, got ${maxAttempts}`);
   }
   if (runAt !== undefined && Number.isNaN(runAt.getTime())) throw new RangeError('runAt is an invalid Date');
+}
+
+/**
+ * What both implementations' workers need from WorkerOptions: the checked concurrency, the error
+ * sink, and `giveUp`, which calls onExhausted and reports (never throws) its failure.
+ */
+export function workerCallbacks(options: WorkerOptions): { reportError: (error: unknown) => void; giveUp: (job: ExhaustedJob) => Promise<void> } {
+  if (!Number.isInteger(options.concurrency) || options.concurrency < 1) throw new Error('worker concurrency must be an integer >= 1');
+  const reportError = options.onError ?? ((error: unknown) => console.error('job queue:', error));
+  const giveUp = async (job: ExhaustedJob): Promise<void> => {
+    try {
+      await options.onExhausted?.(job);
+    } catch (error) {
+      reportError(error);
+    }
+  };
+  return { reportError, giveUp };
+}
+
+/** The workers a queue has started, so that close() can stop those still running. */
+export class WorkerSet {
+  readonly #workers = new Set<Worker>();
+
+  /** Tracks `worker` until it stops; the returned handle is what JobQueue.start hands out. */
+  add(worker: Worker): Worker {
+    this.#workers.add(worker);
+    return {
+      stop: async () => {
+        await worker.stop();
+        this.#workers.delete(worker);
+      },
+    };
+  }
+
+  async stopAll(): Promise<void> {
+    await Promise.all([...this.#workers].map((worker) => worker.stop()));
+    this.#workers.clear();
+  }
 }

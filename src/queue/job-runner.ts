@@ -1,7 +1,7 @@
 // The worker loop over lease primitives (claim, heartbeat, complete, fail, release, sweep). The
 // table queue drives it; graphile-worker brings its own loop (see graphile-job-queue.ts).
 import type { ExhaustedJob, JobContext, JobKind, JobPayloads, Worker, WorkerOptions } from './job-queue.ts';
-import { JOB_KINDS, JobLeaseLostError, JobReleasedError } from './job-queue.ts';
+import { JOB_KINDS, JobLeaseLostError, JobReleasedError, workerCallbacks } from './job-queue.ts';
 
 export interface ClaimedJob {
   id: string;
@@ -33,9 +33,8 @@ export interface RunWorkerOptions extends WorkerOptions {
 }
 
 export function runWorker(store: LeaseStore, options: RunWorkerOptions): Worker {
-  if (!Number.isInteger(options.concurrency) || options.concurrency < 1) throw new Error('worker concurrency must be an integer >= 1');
+  const { reportError, giveUp } = workerCallbacks(options);
   const kinds = JOB_KINDS.filter((kind) => options.handlers[kind] !== undefined);
-  const reportError = options.onError ?? ((error: unknown) => console.error('job queue:', error));
   const running = new Set<Promise<void>>();
   const controllers = new Set<AbortController>();
   let stopping = false;
@@ -48,14 +47,6 @@ export function runWorker(store: LeaseStore, options: RunWorkerOptions): Worker 
     wake?.();
   };
   const unsubscribe = options.subscribe(nudge);
-
-  const giveUp = async (job: ExhaustedJob): Promise<void> => {
-    try {
-      await options.onExhausted?.(job);
-    } catch (error) {
-      reportError(error);
-    }
-  };
 
   const execute = async (job: ClaimedJob): Promise<void> => {
     const controller = new AbortController();

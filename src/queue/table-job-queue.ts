@@ -13,6 +13,7 @@ import type { Database, JobRow } from '../db/schema.ts';
 import { type ClaimedJob, type LeaseStore, runWorker } from './job-runner.ts';
 import {
   assertEnqueueOptions,
+  DEFAULT_MAX_ATTEMPTS,
   type EnqueueOptions,
   type ExhaustedJob,
   type JobKind,
@@ -20,16 +21,16 @@ import {
   type JobQueue,
   type Worker,
   type WorkerOptions,
+  WorkerSet,
 } from './job-queue.ts';
 import type { QueueTuning } from './open-job-queue.ts';
 
-export const DEFAULT_MAX_ATTEMPTS = 3;
 const DEFAULT_LEASE_MS = 30_000;
 const DEFAULT_POLL_MS = 1_000;
 const PURGE_INTERVAL_MS = 3_600_000;
 const FAILED_JOB_RETENTION_MS = 7 * 86_400_000;
 /** Retry delay after the n-th failed attempt: 2^n s, at most an hour (graphile-worker uses e^n s). */
-export const retryDelayMs = (attempts: number): number => Math.min(2 ** attempts * 1000, 3_600_000);
+const retryDelayMs = (attempts: number): number => Math.min(2 ** attempts * 1000, 3_600_000);
 
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -39,7 +40,7 @@ export class TableJobQueue implements JobQueue, LeaseStore {
   readonly #skipLocked: boolean;
   readonly #leaseMs: number;
   readonly #pollIntervalMs: number;
-  readonly #workers = new Set<Worker>();
+  readonly #workers = new WorkerSet();
   // Same-process enqueues wake idle workers at once; other processes are seen by polling.
   readonly #listeners = new Set<() => void>();
   #lastPurge = 0;
@@ -96,27 +97,21 @@ export class TableJobQueue implements JobQueue, LeaseStore {
   }
 
   start(options: WorkerOptions): Worker {
-    const worker = runWorker(this, {
-      ...options,
-      leaseMs: this.#leaseMs,
-      pollIntervalMs: this.#pollIntervalMs,
-      subscribe: (listener) => {
-        this.#listeners.add(listener);
-        return () => this.#listeners.delete(listener);
-      },
-    });
-    this.#workers.add(worker);
-    return {
-      stop: async () => {
-        await worker.stop();
-        this.#workers.delete(worker);
-      },
-    };
+    return this.#workers.add(
+      runWorker(this, {
+        ...options,
+        leaseMs: this.#leaseMs,
+        pollIntervalMs: this.#pollIntervalMs,
+        subscribe: (listener) => {
+          this.#listeners.add(listener);
+          return () => this.#listeners.delete(listener);
+        },
+      }),
+    );
   }
 
   async close(): Promise<void> {
-    await Promise.all([...this.#workers].map((worker) => worker.stop()));
-    this.#workers.clear();
+    await this.#workers.stopAll();
   }
 
   // --- LeaseStore: the primitives runWorker drives ---

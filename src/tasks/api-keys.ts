@@ -58,11 +58,8 @@ export class ApiKeyService {
   }
 
   /** Revokes a key by id, whatever its account (an operator command). False if unknown or already revoked. */
-  async revoke(keyId: string): Promise<boolean> {
-    for (const account of await this.accounts.list()) {
-      if (await this.keys.revoke(account.id, keyId)) return true;
-    }
-    return false;
+  revoke(keyId: string): Promise<boolean> {
+    return this.keys.revoke(null, keyId);
   }
 
   /** The caller behind a presented key, or null (unknown, malformed or revoked). */

@@ -1,6 +1,6 @@
 // Apps: packages grouped by (platform, bundle id) per account, with their uploads and tasks.
 import type { Db } from '../db/database.ts';
-import type { Page, PageRequest } from '../db/repositories.ts';
+import { collectRows } from '../db/repositories/pagination.ts';
 import { AppError } from '../errors.ts';
 import type { Principal } from './principal.ts';
 import type { TaskService } from './tasks.ts';
@@ -8,17 +8,6 @@ import { appSummaryView, uploadView, type AppDetailView, type AppSummaryView } f
 
 /** How many uploads and tasks an app's page shows (newest first). */
 const DETAIL_ITEMS = 50;
-
-async function all<T>(fetch: (page: PageRequest) => Promise<Page<T>>): Promise<T[]> {
-  const out: T[] = [];
-  let cursor: string | null = null;
-  do {
-    const page = await fetch({ limit: 100, cursor });
-    out.push(...page.items);
-    cursor = page.nextCursor;
-  } while (cursor !== null);
-  return out;
-}
 
 export class AppService {
   private readonly db: Db;
@@ -30,7 +19,7 @@ export class AppService {
   }
 
   async list(principal: Principal): Promise<AppSummaryView[]> {
-    return (await all((page) => this.db.repos.apps.list(principal.accountId, page))).map(appSummaryView);
+    return collectRows((page) => this.db.repos.apps.list(principal.accountId, page), appSummaryView);
   }
 
   async get(principal: Principal, appId: string): Promise<AppDetailView> {

@@ -3,6 +3,7 @@
 // Listings show metadata only; the secrets are opened only by the worker right before signing.
 import { createHash, X509Certificate } from 'node:crypto';
 import type { Db } from '../db/database.ts';
+import { collectRows } from '../db/repositories/pagination.ts';
 import type { CertificateKind } from '../db/schema.ts';
 import { AppError, errorCodeOf } from '../errors.ts';
 import { SigningError } from '../signing/errors.ts';
@@ -131,14 +132,7 @@ export class CertificateService {
   }
 
   async list(principal: Principal): Promise<CertificateView[]> {
-    const out: CertificateView[] = [];
-    let cursor: string | null = null;
-    do {
-      const page = await this.options.db.repos.certificates.list(principal.accountId, { limit: 100, cursor });
-      out.push(...page.items.map(certificateView));
-      cursor = page.nextCursor;
-    } while (cursor !== null);
-    return out;
+    return collectRows((page) => this.options.db.repos.certificates.list(principal.accountId, page), certificateView);
   }
 
   async get(principal: Principal, id: string): Promise<CertificateView> {

@@ -22,9 +22,6 @@ export interface DeveloperAccountInput {
   password: string | null;
 }
 
-/** The device classes Signet distributes to, in the order views list them. */
-export const SLOT_CLASSES = ['IPHONE', 'IPAD', 'IPOD'] as const;
-
 export interface DeveloperAccountView {
   id: string;
   name: string | null;
@@ -237,6 +234,11 @@ export class DeveloperAccountService {
       created_at: row.created_at,
     };
   }
+}
+
+/** The team name for profiles: the distribution certificate's O=, else the team id. */
+export function teamNameOf(account: DeveloperAccountRow): string {
+  return /(?:^|,)\s*O=((?:\\,|[^,])+)/.exec(account.certificate_subject)?.[1] ?? account.team_id;
 }
 
 function syncable(devices: readonly AscDevice[]) {

@@ -10,7 +10,7 @@ import type { DeviceBuildSigner } from '../distribution/super/device-signer.ts';
 import { AppError } from '../errors.ts';
 import { FileSource } from '../signing/data-source.ts';
 import { inspectPackage } from '../signing/inspect/index.ts';
-import type { DeveloperAccountService } from './developer-accounts.ts';
+import { teamNameOf, type DeveloperAccountService } from './developer-accounts.ts';
 import type { CertType, Platform, Signer, SignRequest, SignResult } from './signer.ts';
 
 export interface SuperTaskSignerOptions {
@@ -52,14 +52,13 @@ export class SuperTaskSigner implements Signer {
       throw error;
     }
     const secrets = db.repos.developerAccounts.secrets(account);
-    const teamName = /(?:^|,)\s*O=((?:\\,|[^,])+)/.exec(account.certificate_subject)?.[1] ?? account.team_id;
     const prepared = await engine.prepare({
       inputPath: request.inputPath,
       outputPath: request.outputPath,
       p12: secrets.p12,
       password: secrets.p12Password,
       teamId: account.team_id,
-      teamName,
+      teamName: teamNameOf(account),
       appIdPattern: SUPER_APP_ID,
       signal: request.signal,
     });

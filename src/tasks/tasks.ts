@@ -3,6 +3,7 @@
 import type { Readable } from 'node:stream';
 import type { Db } from '../db/database.ts';
 import { sha256Hex } from '../db/ids.ts';
+import { allRows } from '../db/repositories/pagination.ts';
 import type { CertificateKind, CertificateRow, Platform, TaskRow, TaskStatus } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import type { JobQueue } from '../queue/job-queue.ts';
@@ -29,7 +30,7 @@ export interface ArtifactHandle {
 const TASK_STATUSES: readonly TaskStatus[] = ['pending', 'processing', 'succeeded', 'failed', 'canceled'];
 
 /** The certificate kind a (platform, cert_type) pair signs with, or null when none can. */
-export function certificateKindFor(platform: Platform, certType: CertType): CertificateKind | null {
+function certificateKindFor(platform: Platform, certType: CertType): CertificateKind | null {
   if (platform === 'android') return certType === 'enterprise' ? 'android' : null;
   return certType === 'enterprise' ? 'ios_enterprise' : null;
 }
@@ -147,13 +148,9 @@ export class TaskService {
     }
     // Default: the newest certificate of the right kind that has not expired.
     const now = this.now().toISOString();
-    let cursor: string | null = null;
-    do {
-      const page = await repo.list(principal.accountId, { kind, limit: 100, cursor });
-      const usable = page.items.find((c) => c.not_after === null || c.not_after > now);
-      if (usable) return usable;
-      cursor = page.nextCursor;
-    } while (cursor !== null);
+    for await (const certificate of allRows((page) => repo.list(principal.accountId, { ...page, kind }))) {
+      if (certificate.not_after === null || certificate.not_after > now) return certificate;
+    }
     throw new AppError('certificate_required', `No usable ${kind} certificate; upload one with POST /v1/certificates.`);
   }
 

@@ -27,7 +27,7 @@ export type PackageInspector = (filePath: string, signal?: AbortSignal) => Promi
 const EXTENSIONS: Record<string, Platform> = { '.ipa': 'ios', '.apk': 'android' };
 
 /** The platform a file name claims, or `unsupported_file_type`. */
-export function platformOfFileName(fileName: string): Platform {
+function platformOfFileName(fileName: string): Platform {
   const platform = EXTENSIONS[path.extname(fileName).toLowerCase()];
   if (!platform) throw new AppError('unsupported_file_type', `Only .ipa and .apk files are accepted, got "${path.basename(fileName).slice(0, 200)}".`);
   return platform;

@@ -100,7 +100,7 @@ export function uploadView(row: UploadRow): UploadView {
   };
 }
 
-export function webhookDeliveryView(row: WebhookDeliveryRow): WebhookDeliveryView {
+function webhookDeliveryView(row: WebhookDeliveryRow): WebhookDeliveryView {
   return {
     event: row.event,
     attempt: row.attempt,

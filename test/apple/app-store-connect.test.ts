@@ -9,7 +9,7 @@ import { conditionOf, DETAIL_MATCHERS } from '../../src/apple/errors.ts';
 import { deviceClassForProduct, normalizeUdid } from '../../src/apple/udid.ts';
 import { AppError } from '../../src/errors.ts';
 import { parseProvisioningProfile } from '../../src/signing/ios/profile/index.ts';
-import { FakeAppStoreConnect, needsAscSpec, type FakeTeam } from '../support/asc-server.ts';
+import { needsAscSpec, startFakeAsc, type FakeAppStoreConnect, type FakeTeam } from '../support/asc-server.ts';
 import { testPki } from '../support/pki.ts';
 
 const spec = needsAscSpec();
@@ -34,10 +34,7 @@ describe('App Store Connect client', spec, () => {
   const delays: number[] = [];
 
   before(async () => {
-    asc = new FakeAppStoreConnect();
-    team = asc.addTeam();
-    team.addCertificate(testPki().leaf.certificate);
-    await asc.start();
+    ({ asc, team } = await startFakeAsc());
     api = new AppStoreConnect({ baseUrl: asc.url, key: team.key, sleep: async (ms) => void delays.push(ms), baseDelayMs: 10 });
   });
   after(() => asc.close());

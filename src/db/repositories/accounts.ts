@@ -128,13 +128,9 @@ export function apiKeyRepository(db: Kysely<Database>): ApiKeyRepository {
         .orderBy('id', 'desc')
         .execute(),
     async revoke(accountId, id) {
-      const result = await db
-        .updateTable('api_keys')
-        .set({ revoked_at: nowIso() })
-        .where('id', '=', id)
-        .where('account_id', '=', accountId)
-        .where('revoked_at', 'is', null)
-        .executeTakeFirst();
+      let query = db.updateTable('api_keys').set({ revoked_at: nowIso() }).where('id', '=', id).where('revoked_at', 'is', null);
+      if (accountId !== null) query = query.where('account_id', '=', accountId);
+      const result = await query.executeTakeFirst();
       return result.numUpdatedRows > 0n;
     },
   };

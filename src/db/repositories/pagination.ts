@@ -5,7 +5,7 @@ import { type RawBuilder, type SqlBool, sql } from 'kysely';
 import { AppError } from '../../errors.ts';
 import type { Page, PageRequest } from '../repositories.ts';
 
-export const DEFAULT_PAGE_SIZE = 20;
+const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;
 
 export interface Cursor {
@@ -19,7 +19,7 @@ export function pageLimit(page: PageRequest | undefined): number {
   return Math.min(Math.max(limit, 1), MAX_PAGE_SIZE);
 }
 
-export function encodeCursor(cursor: Cursor): string {
+function encodeCursor(cursor: Cursor): string {
   return Buffer.from(JSON.stringify([cursor.at, cursor.id]), 'utf8').toString('base64url');
 }
 
@@ -49,6 +49,26 @@ export function toPage<T extends { id: string }>(rows: T[], limit: number, sortV
     items,
     nextCursor: rows.length > limit && last !== undefined ? encodeCursor({ at: sortValue(last), id: last.id }) : null,
   };
+}
+
+/**
+ * Every row of a paged listing, newest first, fetched MAX_PAGE_SIZE at a time; stopping the
+ * iteration early fetches no further page.
+ */
+export async function* allRows<T>(fetch: (page: PageRequest) => Promise<Page<T>>): AsyncGenerator<T> {
+  let cursor: string | null = null;
+  do {
+    const page: Page<T> = await fetch({ limit: MAX_PAGE_SIZE, cursor });
+    yield* page.items;
+    cursor = page.nextCursor;
+  } while (cursor !== null);
+}
+
+/** Every row of a paged listing, mapped (for short lists shown whole). */
+export async function collectRows<T, U>(fetch: (page: PageRequest) => Promise<Page<T>>, map: (row: T) => U): Promise<U[]> {
+  const out: U[] = [];
+  for await (const row of allRows(fetch)) out.push(map(row));
+  return out;
 }
 
 export function nowIso(now: Date = new Date()): string {

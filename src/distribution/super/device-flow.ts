@@ -43,8 +43,6 @@ export interface DeviceFlowOptions {
 
 const FINISHED = new Set(['ready', 'failed']);
 
-
-
 export class DeviceFlow {
   readonly #options: DeviceFlowOptions;
   readonly #pool: AccountPool;

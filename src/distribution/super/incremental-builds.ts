@@ -22,6 +22,7 @@ import { SigningError } from '../../signing/errors.ts';
 import type { IncrementalTemplate } from '../../signing/ios/resign-incremental/index.ts';
 import type { BlobStore } from '../../storage/blob-store.ts';
 import { assertBlobKey } from '../../storage/blob-keys.ts';
+import { teamNameOf } from '../../tasks/developer-accounts.ts';
 import type { Logger } from '../../tasks/logger.ts';
 import { ConcatSource } from './concat-source.ts';
 import { SUPER_APP_ID } from './constants.ts';
@@ -141,9 +142,8 @@ export class IncrementalBuilds {
       // The task's own prepared build, if this account's certificate signed it.
       let template = task.artifact_blob_key ? await blobs.withLocalFile(task.artifact_blob_key, fromPrepared).catch(() => null) : null;
       if (!template?.signerCertificate?.equals(identity.certificate)) {
-        const teamName = /(?:^|,)\s*O=((?:\\,|[^,])+)/.exec(account.certificate_subject)?.[1] ?? account.team_id;
         await blobs.withLocalFile(task.input_blob_key, (inputPath) =>
-          engine.prepare({ inputPath, outputPath: preparedPath, p12: secrets.p12, password: secrets.p12Password, teamId: account.team_id, teamName, appIdPattern: SUPER_APP_ID, ...(signal ? { signal } : {}) }),
+          engine.prepare({ inputPath, outputPath: preparedPath, p12: secrets.p12, password: secrets.p12Password, teamId: account.team_id, teamName: teamNameOf(account), appIdPattern: SUPER_APP_ID, ...(signal ? { signal } : {}) }),
         );
         template = await fromPrepared(preparedPath);
       }

@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { signAttached, type Identity } from '../../signing/cms/index.ts';
 import { plistArray, plistBoolean, plistData, plistDate, plistDict, plistInteger, plistString, writeXmlPlist } from '../../signing/plist/index.ts';
+import { SUPER_APP_ID, SUPER_APP_ID_NAME } from './constants.ts';
 
 export interface TemplateProfileInput {
   identity: Identity;
@@ -24,7 +25,7 @@ export function buildTemplateProfile(input: TemplateProfileInput): Buffer {
   const expires = new Date(now.getTime() + 365 * 86_400_000);
   const { teamId } = input;
   const plist = plistDict({
-    AppIDName: plistString(input.bundleId === '*' ? 'Signet Wildcard' : `Signet ${input.bundleId}`),
+    AppIDName: plistString(input.bundleId === SUPER_APP_ID ? SUPER_APP_ID_NAME : `Signet ${input.bundleId}`),
     ApplicationIdentifierPrefix: plistArray([plistString(teamId)]),
     CreationDate: plistDate(now),
     DeveloperCertificates: plistArray([plistData(input.identity.certificate)]),

@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { AppError } from '../../errors.ts';
 import type { CertificateInput, CertificateService } from '../../tasks/certificates.ts';
+import { type MultipartForm, readMultipartForm } from '../multipart-form.ts';
 import { principalOf } from '../plugins/auth.ts';
 import { envelope, responses } from '../schemas/common.ts';
 import { Certificate, IdParam } from '../schemas/resources.ts';
@@ -12,27 +13,10 @@ const MAX_FILE_BYTES = 1024 * 1024;
 const FILE_FIELDS = ['file', 'profile', 'certificate'] as const;
 const TEXT_FIELDS = ['kind', 'password', 'key_password', 'alias', 'name'] as const;
 
-type Form = { files: Partial<Record<(typeof FILE_FIELDS)[number], { name: string; data: Buffer }>>; text: Partial<Record<(typeof TEXT_FIELDS)[number], string>> };
+type Form = MultipartForm<(typeof FILE_FIELDS)[number], (typeof TEXT_FIELDS)[number]>;
 
-async function readForm(request: FastifyRequest): Promise<Form> {
-  if (!request.isMultipart()) throw new AppError('unsupported_media_type', 'Send the certificate as multipart/form-data.');
-  const form: Form = { files: {}, text: {} };
-  for await (const part of request.parts({ limits: { fileSize: MAX_FILE_BYTES, files: 3, fields: 10, fieldSize: 4096 } })) {
-    if (part.type === 'file') {
-      const field = FILE_FIELDS.find((f) => f === part.fieldname);
-      const data = await part.toBuffer();
-      if (part.file.truncated) throw new AppError('invalid_request', `The ${part.fieldname} file is larger than ${MAX_FILE_BYTES} bytes.`);
-      if (!field) throw new AppError('invalid_request', `Unknown file field "${part.fieldname}".`);
-      form.files[field] = { name: part.filename, data };
-    } else {
-      const field = TEXT_FIELDS.find((f) => f === part.fieldname);
-      if (!field) throw new AppError('invalid_request', `Unknown field "${part.fieldname}".`);
-      if (part.valueTruncated) throw new AppError('invalid_request', `The field ${field} is too long.`);
-      form.text[field] = String(part.value);
-    }
-  }
-  return form;
-}
+const readForm = (request: FastifyRequest): Promise<Form> =>
+  readMultipartForm(request, { what: 'the certificate', fileFields: FILE_FIELDS, textFields: TEXT_FIELDS, maxFileBytes: MAX_FILE_BYTES, maxFieldBytes: 4096 });
 
 function toInput(form: Form): CertificateInput {
   const kind = form.text.kind;

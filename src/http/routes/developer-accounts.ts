@@ -4,6 +4,7 @@ import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { AppError } from '../../errors.ts';
 import type { DeveloperAccountInput, DeveloperAccountService } from '../../tasks/developer-accounts.ts';
+import { type MultipartForm, readMultipartForm } from '../multipart-form.ts';
 import { principalOf } from '../plugins/auth.ts';
 import { envelope, NullableString, responses, Timestamp } from '../schemas/common.ts';
 import { IdParam } from '../schemas/resources.ts';
@@ -38,27 +39,10 @@ export const DeveloperAccount = Type.Object(
   { additionalProperties: false },
 );
 
-type Form = { files: Partial<Record<(typeof FILE_FIELDS)[number], Buffer>>; text: Partial<Record<(typeof TEXT_FIELDS)[number], string>> };
+type Form = MultipartForm<(typeof FILE_FIELDS)[number], (typeof TEXT_FIELDS)[number]>;
 
-async function readForm(request: FastifyRequest): Promise<Form> {
-  if (!request.isMultipart()) throw new AppError('unsupported_media_type', 'Send the developer account as multipart/form-data.');
-  const form: Form = { files: {}, text: {} };
-  for await (const part of request.parts({ limits: { fileSize: MAX_FILE_BYTES, files: 2, fields: 10, fieldSize: 8192 } })) {
-    if (part.type === 'file') {
-      const field = FILE_FIELDS.find((f) => f === part.fieldname);
-      const data = await part.toBuffer();
-      if (!field) throw new AppError('invalid_request', `Unknown file field "${part.fieldname}".`);
-      if (part.file.truncated) throw new AppError('invalid_request', `The ${field} file is larger than ${MAX_FILE_BYTES} bytes.`);
-      form.files[field] = data;
-    } else {
-      const field = TEXT_FIELDS.find((f) => f === part.fieldname);
-      if (!field) throw new AppError('invalid_request', `Unknown field "${part.fieldname}".`);
-      if (part.valueTruncated) throw new AppError('invalid_request', `The field ${field} is too long.`);
-      form.text[field] = String(part.value);
-    }
-  }
-  return form;
-}
+const readForm = (request: FastifyRequest): Promise<Form> =>
+  readMultipartForm(request, { what: 'the developer account', fileFields: FILE_FIELDS, textFields: TEXT_FIELDS, maxFileBytes: MAX_FILE_BYTES, maxFieldBytes: 8192 });
 
 function toInput(form: Form): DeveloperAccountInput {
   const required = (field: 'issuer_id' | 'key_id') => {
@@ -66,9 +50,9 @@ function toInput(form: Form): DeveloperAccountInput {
     if (!value) throw new AppError('invalid_request', `${field} is required`, { details: { field } });
     return value;
   };
-  const p8 = form.files.p8?.toString('utf8') ?? form.text.p8;
+  const p8 = form.files.p8?.data.toString('utf8') ?? form.text.p8;
   if (!p8) throw new AppError('invalid_request', 'p8 is required (the AuthKey_….p8 file of the API key)', { details: { field: 'p8' } });
-  const p12 = form.files.p12;
+  const p12 = form.files.p12?.data;
   if (!p12) throw new AppError('invalid_request', 'p12 is required (the distribution certificate with its private key)', { details: { field: 'p12' } });
   return { name: form.text.name ?? null, issuerId: required('issuer_id'), keyId: required('key_id'), p8, p12, password: form.text.password ?? null };
 }

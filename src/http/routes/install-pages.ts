@@ -9,7 +9,7 @@ import { qrPng, qrSvg } from '../../distribution/qr.ts';
 import type { DistributionService, Release } from '../../distribution/service.ts';
 import type { ArtifactOpener, EnrollmentService } from '../../distribution/super/enrollment.ts';
 import { renderSuperSection, withEnrollment } from '../../distribution/super/install-section.ts';
-import { classifyUserAgent } from '../../distribution/user-agent.ts';
+import { classifyUserAgent, type Visitor } from '../../distribution/user-agent.ts';
 import { AppError, errorCodeOf, type ErrorCode } from '../../errors.ts';
 import { statusOf } from '../error-status.ts';
 import { sendFile, startsAtZero } from '../send-file.ts';
@@ -58,14 +58,9 @@ export async function installPageRoutes(app: FastifyInstance, deps: InstallPageD
 
     /** The release, after the availability and password checks every route shares. */
     const open = async (request: FastifyRequest, reply: FastifyReply, slug: string): Promise<{ release: Release; token: string | null } | null> => {
-      const release = await distributions.release(slug);
-      const reason = distributions.unavailable(release.distribution);
-      if (reason) throw new AppError(reason);
-      const hash = release.distribution.password_hash;
-      if (hash === null) return { release, token: null };
-      const query = request.query as { t?: string };
-      const token = query.t ?? cookie(request, cookieName(slug));
-      if (token !== undefined && checkAccessToken(linkKey, slug, hash, token)) return { release, token };
+      const release = await distributions.availableRelease(slug);
+      const access = accessOf(request, linkKey, release.distribution);
+      if (access) return { release, token: access.token };
       if (request.url.split('?')[0] === `/d/${slug}`) {
         await sendPage(reply.header('signet-error', 'password_required'), 401, renderPasswordPage(appName(release), `/d/${slug}`, false));
       } else {
@@ -83,9 +78,7 @@ export async function installPageRoutes(app: FastifyInstance, deps: InstallPageD
 
     scope.post('/d/:slug', { config: PUBLIC, schema: schema('Unlock a password-protected install page') }, async (request, reply) => {
       const { slug } = request.params as { slug: string };
-      const release = await distributions.release(slug);
-      const reason = distributions.unavailable(release.distribution);
-      if (reason) throw new AppError(reason);
+      const release = await distributions.availableRelease(slug);
       const hash = release.distribution.password_hash;
       const password = (request.body as { password?: unknown } | undefined)?.password;
       if (hash !== null && (typeof password !== 'string' || !(await verifyPassword(password, hash)))) {
@@ -190,26 +183,26 @@ export async function installPageRoutes(app: FastifyInstance, deps: InstallPageD
     return deps.enrollments.personalize(release, enrollment);
   }
 
-  async function superAction(request: FastifyRequest, release: Release, token: string | null) {
+  /** `manifestUrl`: the release's manifest URL, with the visitor's token when the link is protected. */
+  async function superAction(request: FastifyRequest, release: Release, manifestUrl: string | null, visitor: Visitor) {
     if (release.task.cert_type !== 'super') return null;
     if (!deps.enrollments) throw new AppError('super_signing_unavailable');
-    const enrollment = enrollmentOf(request);
-    const status = await deps.enrollments.status(release, enrollment);
-    const manifest = withToken(distributions.links(release.distribution), token).manifest_url;
+    const status = await deps.enrollments.status(release, enrollmentOf(request));
     return renderSuperSection({
       pagePath: `/d/${release.distribution.slug}`,
-      manifestUrl: status && manifest ? withEnrollment(manifest, status.enrollment.id) : null,
+      manifestUrl: status && manifestUrl ? withEnrollment(manifestUrl, status.enrollment.id) : null,
       status,
-      visitor: classifyUserAgent(request.headers['user-agent']),
+      visitor,
     });
   }
 
   async function installPage(request: FastifyRequest, release: Release, token: string | null, historyUrl: string | null = null): Promise<string> {
     const { distribution, task } = release;
     const links = withToken(distributions.links(distribution), token);
+    const visitor = classifyUserAgent(request.headers['user-agent']);
     const ios = distribution.platform === 'ios';
     const appLink = task.app_id ? await distributions.appLinkUrl(task.app_id) : null;
-    const personal = await superAction(request, release, token);
+    const personal = await superAction(request, release, links.manifest_url, visitor);
     return renderInstallPage(
       {
         app: {
@@ -222,15 +215,15 @@ export async function installPageRoutes(app: FastifyInstance, deps: InstallPageD
           releasedAt: new Date(task.finished_at ?? distribution.created_at),
           iconUrl: distribution.icon_blob_key ? `/d/${distribution.slug}/icon.png` : null,
         },
-        pageUrl: distributions.links(distribution).url,
-        qrSvg: await qrSvg(distributions.links(distribution).url),
+        pageUrl: links.url,
+        qrSvg: await qrSvg(links.url),
         installUrl: ios ? itmsServicesUrl(links.manifest_url!) : links.download_url,
         enterpriseTrust: ios && task.cert_type === 'enterprise' ? { organization: await distributions.organization(task) } : null,
         historyUrl: historyUrl ?? (appLink ? `${appLink}/history` : null),
         insecure: !deps.secure,
         superAction: personal,
       },
-      classifyUserAgent(request.headers['user-agent']),
+      visitor,
     );
   }
 }
@@ -254,6 +247,18 @@ function downloadName(release: Release): string {
   const { task } = release;
   const base = (task.app_name ?? task.bundle_id ?? 'app').replace(/[^\w.-]+/g, '-');
   return `${base}${task.app_version ? `-${task.app_version}` : ''}.${task.platform === 'ios' ? 'ipa' : 'apk'}`;
+}
+
+/**
+ * Whether a visitor may use a link: an open link always (no token), a protected one with a valid
+ * access token from `?t=` (iOS fetches the manifest and download without Safari's cookies) or
+ * the page's cookie. Null: the visitor must give the password first.
+ */
+export function accessOf(request: FastifyRequest, linkKey: Buffer, distribution: Release['distribution']): { token: string | null } | null {
+  const hash = distribution.password_hash;
+  if (hash === null) return { token: null };
+  const token = (request.query as { t?: string }).t ?? cookie(request, cookieName(distribution.slug));
+  return token !== undefined && checkAccessToken(linkKey, distribution.slug, hash, token) ? { token } : null;
 }
 
 function cookieName(slug: string): string {

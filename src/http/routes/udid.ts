@@ -5,14 +5,15 @@
 //   GET  /d/{slug}/enrollments/{id}       the enrollment's progress as JSON (page polling, tests)
 // The POST answers 301 and nothing else on success: iOS reports "invalid profile" for a 302 or a
 // 200 without a profile (§3.1.4), then opens Safari at Location.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { checkAccessToken } from '../../distribution/access.ts';
+import type { FastifyInstance, FastifyReply } from 'fastify';
 import { renderMessagePage } from '../../distribution/page.ts';
 import type { DistributionService, Release } from '../../distribution/service.ts';
 import { MAX_DEVICE_RESPONSE_BYTES } from '../../distribution/super/mobileconfig.ts';
 import type { EnrollmentService } from '../../distribution/super/enrollment.ts';
+import { withEnrollment } from '../../distribution/super/install-section.ts';
 import { AppError, errorCodeOf } from '../../errors.ts';
 import { statusOf } from '../error-status.ts';
+import { accessOf } from './install-pages.ts';
 
 export interface UdidRouteDeps {
   distributions: DistributionService;
@@ -42,9 +43,7 @@ export async function udidRoutes(app: FastifyInstance, deps: UdidRouteDeps): Pro
 
     /** A super release that may be used now (the same availability rules as its page). */
     const superRelease = async (slug: string): Promise<Release> => {
-      const release = await distributions.release(slug);
-      const reason = distributions.unavailable(release.distribution);
-      if (reason) throw new AppError(reason);
+      const release = await distributions.availableRelease(slug);
       if (!enrollments.isSuper(release)) throw new AppError('distribution_not_found', 'This install link does not register devices.');
       return release;
     };
@@ -55,10 +54,7 @@ export async function udidRoutes(app: FastifyInstance, deps: UdidRouteDeps): Pro
       async (request, reply) => {
         const { slug } = request.params as { slug: string };
         const release = await superRelease(slug);
-        const hash = release.distribution.password_hash;
-        if (hash !== null && !checkAccessToken(linkKey, slug, hash, (request.query as { t?: string }).t ?? cookie(request, `signet_${slug}`))) {
-          throw new AppError('password_required');
-        }
+        if (!accessOf(request, linkKey, release.distribution)) throw new AppError('password_required');
         const name = release.task.app_name ?? release.task.bundle_id ?? 'the app';
         const profile = await enrollments.requestProfile(release, name, await distributions.organization(release.task));
         return reply
@@ -98,18 +94,10 @@ export async function udidRoutes(app: FastifyInstance, deps: UdidRouteDeps): Pro
             error: enrollment.error_code ? { code: enrollment.error_code, message: enrollment.error_message } : null,
             udid: enrollment.udid,
             build: build ? { id: build.id, state: build.state, size: build.artifact_size, sha256: build.artifact_sha256 } : null,
-            manifest_url: build?.state === 'ready' ? `${distributions.baseUrl}/d/${slug}/manifest.plist?enrollment=${enrollment.id}` : null,
+            manifest_url: build?.state === 'ready' ? withEnrollment(distributions.links(release.distribution).manifest_url!, enrollment.id) : null,
           },
         });
       },
     );
   });
-}
-
-function cookie(request: FastifyRequest, name: string): string | undefined {
-  for (const part of (request.headers.cookie ?? '').split(';')) {
-    const [key, ...value] = part.trim().split('=');
-    if (key === name) return value.join('=');
-  }
-  return undefined;
 }

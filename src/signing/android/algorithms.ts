@@ -34,6 +34,12 @@ const table: SignatureAlgorithm[] = [
 
 const byId = new Map(table.map((algorithm) => [algorithm.id, algorithm]));
 
+// RSASSA-PSS as Java's SHAxxxwithRSA/PSS: MGF1 with the same hash, salt as long as the digest.
+const PSS_OPTIONS = {
+  sha256: { padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 32 },
+  sha512: { padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: 64 },
+} as const;
+
 export function signatureAlgorithmById(id: number): SignatureAlgorithm | undefined {
   return byId.get(id);
 }
@@ -58,20 +64,14 @@ export function algorithmForKey(key: KeyObject): SignatureAlgorithm {
 
 /** Java SHAxxxwithRSA / SHAxxxwithECDSA (DER) / RSASSA-PSS (MGF1 same hash, salt = hash length). */
 export function signWith(algorithm: SignatureAlgorithm, data: Uint8Array, privateKey: KeyObject): Buffer {
-  if (algorithm.pss) {
-    return sign(algorithm.hash, data, { key: privateKey, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: algorithm.hash === 'sha256' ? 32 : 64 });
-  }
-  return sign(algorithm.hash, data, privateKey);
+  return sign(algorithm.hash, data, algorithm.pss ? { key: privateKey, ...PSS_OPTIONS[algorithm.hash] } : privateKey);
 }
 
 /** Verifies; a malformed key or signature counts as "does not verify", never a crash. */
 export function verifyWith(algorithm: SignatureAlgorithm, data: Uint8Array, publicKeyDer: Buffer, signature: Buffer): boolean {
   try {
     const key = createPublicKey({ key: publicKeyDer, format: 'der', type: 'spki' });
-    if (algorithm.pss) {
-      return verify(algorithm.hash, data, { key, padding: constants.RSA_PKCS1_PSS_PADDING, saltLength: algorithm.hash === 'sha256' ? 32 : 64 }, signature);
-    }
-    return verify(algorithm.hash, data, key, signature);
+    return verify(algorithm.hash, data, algorithm.pss ? { key, ...PSS_OPTIONS[algorithm.hash] } : key, signature);
   } catch {
     return false;
   }

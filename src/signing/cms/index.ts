@@ -12,4 +12,4 @@ export { signJarSignatureBlock, type JarSignatureOptions } from './jar-signature
 export { parseSignedData, type ParsedAttribute, type ParsedSignedData, type ParsedSignerInfo } from './cms-parse.ts';
 export { verifySignedData, type VerifiedSignedAttributes, type VerifiedSignedData, type VerifyOptions } from './cms-verify.ts';
 export { APPLE_ROOT_CERTIFICATE_URLS, buildChain, completeAppleChain, isIssuedBy, isSelfSigned, parseCertificateBundle, type CertificateCache, type ChainResult, type CompleteChainOptions } from './chain.ts';
-export { OID, decodePem, encodePem, type DigestAlgorithm } from './der.ts';
+export { OID, decodePem, digestFromOid, encodePem, type DigestAlgorithm } from './der.ts';

@@ -1,4 +1,5 @@
 // An APK's identity from its binary AndroidManifest.xml and resources.arsc.
+import { ANDROID_MANIFEST, MAX_MANIFEST_BYTES } from '../android/apk/open.ts';
 import { readApkMetadata, type ApkMetadata, type ResourceFiles } from '../android/axml/index.ts';
 import { SigningError } from '../errors.ts';
 import type { ZipReader } from '../zip/index.ts';
@@ -6,12 +7,11 @@ import { readPngHeader } from './png-header.ts';
 import { refuse } from './refuse.ts';
 import type { AndroidPackageInfo, InspectOptions } from './types.ts';
 
-/** A manifest is kilobytes; a resource table of a very large app is tens of megabytes. */
-export const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
+/** A resource table of a very large app is tens of megabytes. */
 export const MAX_RESOURCE_TABLE_BYTES = 256 * 1024 * 1024;
 
 export async function inspectAndroid(zip: ZipReader, options: InspectOptions): Promise<AndroidPackageInfo> {
-  const manifestEntry = zip.getEntry('AndroidManifest.xml')!;
+  const manifestEntry = zip.getEntry(ANDROID_MANIFEST)!;
   const tableEntry = zip.getEntry('resources.arsc');
   const files: ResourceFiles = {
     size: (path) => {

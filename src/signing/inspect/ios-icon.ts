@@ -5,13 +5,13 @@
 // CFBundleIconFile (Apple "Information Property List Key Reference"). We take every root PNG
 // those names match (with @2x/@3x and ~ipad/~iphone suffixes), plus any AppIcon*.png, and keep
 // the largest by pixel size. The bytes are usually Apple CgBI PNGs; `cgbi` says so.
+import { MAX_ICON_BYTES } from '../android/axml/index.ts';
 import type { PlistDict, PlistValue } from '../plist/index.ts';
 import type { ZipReader } from '../zip/index.ts';
 import { readPngHeader } from './png-header.ts';
 import type { PackageIcon } from './types.ts';
 
-/** Same bounds as Android icons: a bigger "icon" is not read, nor more than this many files. */
-const MAX_ICON_BYTES = 8 * 1024 * 1024;
+/** Same size bound as Android icons (MAX_ICON_BYTES); nor are more than this many files read. */
 const MAX_CANDIDATES = 32;
 const SUFFIXES = /(@[23]x)?(~ipad|~iphone)?(\.png)?$/i;
 

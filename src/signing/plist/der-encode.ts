@@ -85,7 +85,7 @@ export function encodeDerInteger(value: bigint): Buffer {
 }
 
 /** X.690 §8.1.3 definite length: short form below 128, else 0x80 | n followed by n length bytes. */
-export function tlv(tag: number, content: Buffer): Buffer {
+function tlv(tag: number, content: Buffer): Buffer {
   const length = content.length;
   let header: Buffer;
   if (length < 0x80) header = Buffer.of(tag, length);

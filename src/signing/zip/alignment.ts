@@ -4,7 +4,7 @@
 // Signet's APK output is compared with apksigner's, so this follows ApkSigner.java exactly:
 // outputInputJarEntryLfhRecord, getInputJarEntryDataAlignmentMultiple, createExtraFieldToAlignData.
 import { EXTRA_ANDROID_ALIGNMENT, METHOD_STORED } from './format.ts';
-import { declaredAndroidAlignment, parseExtraFields } from './extra-fields.ts';
+import { androidAlignmentField, declaredAndroidAlignment, parseExtraFields, serializeExtraFields } from './extra-fields.ts';
 
 export interface AlignmentPolicy {
   /** Alignment of stored entries other than shared libraries (zipalign's 4). */
@@ -44,24 +44,13 @@ export function inputEntryAlignment(entry: { name: string; method: number; local
  */
 export function alignedExtra(original: Buffer, extraStart: number, alignment: number): Buffer {
   if (alignment <= 1) return original;
-  const kept: Buffer[] = [];
-  let pos = 0;
-  while (original.length - pos >= 4) {
-    const id = original.readUInt16LE(pos);
-    const size = original.readUInt16LE(pos + 2);
-    if (size > original.length - pos - 4) break;
-    if (!((id === 0 && size === 0) || id === EXTRA_ANDROID_ALIGNMENT)) kept.push(original.subarray(pos, pos + 4 + size));
-    pos += 4 + size;
-  }
-  const keptLength = kept.reduce((sum, b) => sum + b.length, 0);
+  // parseExtraFields stops at the first malformed field, as createExtraFieldToAlignData does.
+  const kept = parseExtraFields(original).fields.filter((f) => !((f.id === 0 && f.data.length === 0) || f.id === EXTRA_ANDROID_ALIGNMENT));
+  const keptLength = kept.reduce((sum, f) => sum + 4 + f.data.length, 0);
   // ALIGNMENT_ZIP_EXTRA_DATA_FIELD_MIN_SIZE_BYTES = 6.
   const dataMinStart = extraStart + keptLength + 6;
   const padding = (alignment - (dataMinStart % alignment)) % alignment;
-  const field = Buffer.alloc(6 + padding);
-  field.writeUInt16LE(EXTRA_ANDROID_ALIGNMENT, 0);
-  field.writeUInt16LE(2 + padding, 2);
-  field.writeUInt16LE(alignment, 4);
-  return Buffer.concat([...kept, field]);
+  return serializeExtraFields([...kept, androidAlignmentField(alignment, padding)]);
 }
 
 /**

@@ -34,7 +34,6 @@ export const METHOD_STORED = 0;
 export const METHOD_DEFLATED = 8;
 
 // APPNOTE 4.4.2: upper byte of "version made by" = host system.
-export const HOST_MSDOS = 0;
 export const HOST_UNIX = 3;
 export const HOST_OSX = 19;
 

@@ -80,6 +80,13 @@ export function buildCentralRecord(fields: CentralFields): Buffer {
   return record;
 }
 
+/** apksig CentralDirectoryRecord.createWithModifiedLocalFileHeaderOffset: same bytes, new offset. */
+export function withLocalHeaderOffset(record: Buffer, offset: number): Buffer {
+  const copy = Buffer.from(record);
+  copy.writeUInt32LE(offset, 42);
+  return copy;
+}
+
 function checkExtraLength(extra: Buffer): void {
   if (extra.length > 0xffff) throw new SigningError('zip_unsupported', `extra field of ${extra.length} bytes exceeds the 65535-byte limit (APPNOTE 4.4.11)`);
 }

@@ -43,11 +43,13 @@ export class ZipReader {
   readonly entries: readonly ZipEntry[];
   readonly geometry: ZipGeometry;
   private readonly byName: Map<string, ZipEntry>;
+  private readonly inFileOrder: readonly ZipEntry[];
 
-  private constructor(source: DataSource, limits: ZipLimits, entries: ZipEntry[], geometry: ZipGeometry) {
+  private constructor(source: DataSource, limits: ZipLimits, entries: ZipEntry[], inFileOrder: ZipEntry[], geometry: ZipGeometry) {
     this.source = source;
     this.limits = limits;
     this.entries = entries;
+    this.inFileOrder = inFileOrder;
     this.geometry = geometry;
     this.byName = new Map(entries.map((entry) => [entry.name, entry]));
   }
@@ -83,7 +85,7 @@ export class ZipReader {
       comment: end.comment,
       bytesBeforeCentralDirectory: end.centralDirectoryOffset - entriesEnd,
     };
-    return new ZipReader(source, limits, entries, geometry);
+    return new ZipReader(source, limits, entries, inFileOrder, geometry);
   }
 
   getEntry(name: string): ZipEntry | undefined {
@@ -92,7 +94,7 @@ export class ZipReader {
 
   /** Entries sorted by local header offset (the order apksig copies them in). */
   entriesInFileOrder(): ZipEntry[] {
-    return [...this.entries].sort((a, b) => a.localHeaderOffset - b.localHeaderOffset);
+    return [...this.inFileOrder];
   }
 
   /** The entry's stored (possibly compressed) bytes, in chunks of at most `chunkSize`. */

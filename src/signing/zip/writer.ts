@@ -9,7 +9,7 @@ import { DEFAULT_ALIGNMENT, realignedExtra, type AlignmentPolicy, type RawAlignm
 import { readRawChunks } from './entry-content.ts';
 import type { ZipEntry } from './entry.ts';
 import { FLAG_DATA_DESCRIPTOR, LOCAL_HEADER_SIZE, ZIP64_MARKER_32 } from './format.ts';
-import { buildCentralRecord, buildEndRecords, needs64, VERSION_ZIP64, withZip64Field } from './headers.ts';
+import { buildCentralRecord, buildEndRecords, needs64, VERSION_ZIP64, withLocalHeaderOffset, withZip64Field } from './headers.ts';
 import { writeNewEntry, type NewEntryData, type NewEntryOptions } from './new-entry.ts';
 import { checkSafeName, duplicateKey } from './names.ts';
 import { ZipReader } from './reader.ts';
@@ -224,9 +224,7 @@ export class ZipWriter {
     const offsetSlot = original.readUInt32LE(42);
     let record: Buffer;
     if (offsetSlot !== ZIP64_MARKER_32 && !needs64(offset)) {
-      // apksig CentralDirectoryRecord.createWithModifiedLocalFileHeaderOffset: same bytes, new offset.
-      record = Buffer.from(original);
-      record.writeUInt32LE(offset, 42);
+      record = withLocalHeaderOffset(original, offset);
     } else {
       const n = entry.nameBytes.length;
       const u64 = needs64(entry.uncompressedSize);

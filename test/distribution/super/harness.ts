@@ -9,7 +9,7 @@ import type { DeviceBuildSigner } from '../../../src/distribution/super/device-s
 import { parsePlist, plistToJs } from '../../../src/signing/plist/index.ts';
 import { verifySignedData } from '../../../src/signing/cms/index.ts';
 import { Api } from '../../support/api-client.ts';
-import { FakeAppStoreConnect, type FakeTeam } from '../../support/asc-server.ts';
+import { startFakeAsc, type FakeAppStoreConnect, type FakeTeam } from '../../support/asc-server.ts';
 import { deviceResponse, type SimulatedDevice } from '../../support/device.ts';
 import { testOutputDir } from '../../support/fixtures.ts';
 import { generatedApp } from '../../support/ios-app.ts';
@@ -44,10 +44,7 @@ export function accountForm(team: FakeTeam, overrides: Record<string, string | {
 }
 
 export async function startSuperHarness(name: string, options: { release?: boolean; deviceSigner?: DeviceBuildSigner } = {}): Promise<SuperHarness> {
-  const asc = new FakeAppStoreConnect();
-  const team = asc.addTeam();
-  team.addCertificate(testPki().leaf.certificate);
-  await asc.start();
+  const { asc, team } = await startFakeAsc();
   // The request profile is signed like a TLS server would sign it: leaf + chain from the test PKI.
   const dir = testOutputDir('super', name);
   mkdirSync(dir, { recursive: true });

@@ -9,7 +9,7 @@ import { findSigningBlock, type SigningBlockLookup } from '../block/parse.ts';
 
 export const ANDROID_MANIFEST = 'AndroidManifest.xml';
 // AndroidManifest.xml is small; anything bigger than this is not a real manifest.
-const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
+export const MAX_MANIFEST_BYTES = 16 * 1024 * 1024;
 
 export interface OpenedApk {
   readonly source: DataSource;

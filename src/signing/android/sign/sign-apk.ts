@@ -14,6 +14,7 @@ import type { DataSource } from '../../data-source.ts';
 import { SigningError } from '../../errors.ts';
 import { DEFAULT_ALIGNMENT, realignedExtra } from '../../zip/alignment.ts';
 import { LOCAL_HEADER_SIZE } from '../../zip/format.ts';
+import { withLocalHeaderOffset } from '../../zip/headers.ts';
 import type { ZipEntry } from '../../zip/index.ts';
 import { algorithmForKey } from '../algorithms.ts';
 import { openApk, readManifestFacts, type OpenedApk } from '../apk/open.ts';
@@ -23,11 +24,12 @@ import { ChunkedDigester, isChunkedAlgorithm } from '../content-digest.ts';
 import { isDigestedEntry, jarDigestFor, MANIFEST_ENTRY_NAME, safeSignerName, type JarDigest } from '../v1/entries.ts';
 import { buildManifest, buildSignatureFile, v1Files } from '../v1/sign.ts';
 import { zlibDeflateRawLevel9 } from '../v1/zlib-deflate.ts';
+import { certificateSha256 } from '../verify/certificates.ts';
 import { digestAlgorithmsFor, prepareRotation, schemePairs, type KeyRotation } from './apk-signatures.ts';
 import { EntryContentHasher } from './entry-digest.ts';
 import { OutputWriter } from './output.ts';
 import { SequentialReader } from './sequential-reader.ts';
-import { describeDeflated, modifiedEocd, newCentralRecord, newLocalHeader, setEocdCentralDirectoryOffset, withLocalHeaderOffset } from './zip-records.ts';
+import { describeDeflated, modifiedEocd, newCentralRecord, newLocalHeader, setEocdCentralDirectoryOffset } from './zip-records.ts';
 
 export interface ApkSchemes {
   readonly v1: boolean;
@@ -149,7 +151,7 @@ export async function signApk(source: DataSource, sink: DataSink, options: SignA
     entries: centralRecords.length,
     dropped: copied.dropped,
     certificate: {
-      sha256: certificate.fingerprint256.replaceAll(':', '').toLowerCase(),
+      sha256: certificateSha256(certificate),
       subject: certificate.subject,
       notAfter: new Date(certificate.validTo),
       expired: new Date(certificate.validTo).getTime() < Date.now(),

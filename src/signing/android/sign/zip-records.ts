@@ -1,9 +1,9 @@
 // The zip records the signer writes itself, with apksig's field values (LocalFileRecord
-// outputRecordWithDeflateCompressedData, CentralDirectoryRecord.createWithDeflateCompressedData /
-// createWithModifiedLocalFileHeaderOffset, EocdRecord.createWithModifiedCentralDirectoryInfo);
-// the byte layouts (APPNOTE 4.3.7 / 4.3.12) come from the zip writer's builders. The EoCD is the
-// input's with new counts and offsets, as apksig does, not a fresh one (buildEndRecords): fields
-// such as the disk numbers of the input are kept.
+// outputRecordWithDeflateCompressedData, CentralDirectoryRecord.createWithDeflateCompressedData,
+// EocdRecord.createWithModifiedCentralDirectoryInfo); the byte layouts (APPNOTE 4.3.7 / 4.3.12)
+// and input central records moved to a new offset come from the zip writer's builders. The EoCD
+// is the input's with new counts and offsets, as apksig does, not a fresh one (buildEndRecords):
+// fields such as the disk numbers of the input are kept.
 import { crc32 } from 'node:zlib';
 import { FLAG_UTF8, METHOD_DEFLATED } from '../../zip/format.ts';
 import { buildCentralRecord, buildLocalHeader, VERSION_DEFAULT, type HeaderFields } from '../../zip/headers.ts';
@@ -34,13 +34,6 @@ export function newLocalHeader(file: DeflatedFile, dosTime: number, dosDate: num
 /** Central directory record for a new entry: made by / needs 2.0, no extra, no comment, attributes 0. */
 export function newCentralRecord(file: DeflatedFile, dosTime: number, dosDate: number, localHeaderOffset: number): Buffer {
   return buildCentralRecord({ ...fields(file, dosTime, dosDate), versionMadeBy: VERSION_DEFAULT, internalAttributes: 0, externalAttributes: 0, localHeaderOffset, comment: Buffer.alloc(0) });
-}
-
-/** A copy of an input central record pointing at the entry's new local header. */
-export function withLocalHeaderOffset(record: Buffer, offset: number): Buffer {
-  const copy = Buffer.from(record);
-  copy.writeUInt32LE(offset, 42);
-  return copy;
 }
 
 /** The input EoCD (comment included) with new entry counts, CD size and CD offset. */

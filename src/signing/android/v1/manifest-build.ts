@@ -10,7 +10,7 @@ const MAX_LINE_LENGTH = 70;
 
 export type Attribute = readonly [name: string, value: string];
 
-export function writeLine(parts: Buffer[], line: string): void {
+function writeLine(parts: Buffer[], line: string): void {
   const bytes = Buffer.from(line, 'utf8');
   let offset = 0;
   let first = true;
@@ -42,11 +42,7 @@ export function mainSection(versionName: string, versionValue: string, others: r
 
 /** apksig ManifestWriter.writeIndividualSection: "Name: <entry>", sorted attributes, empty line. */
 export function individualSection(name: string, attributes: readonly Attribute[]): Buffer {
-  const parts: Buffer[] = [];
-  writeLine(parts, `Name: ${name}`);
-  for (const [attributeName, value] of sortByName(attributes)) writeLine(parts, `${attributeName}: ${value}`);
-  parts.push(CRLF);
-  return Buffer.concat(parts);
+  return mainSection('Name', name, attributes);
 }
 
 export const SECTION_DELIMITER = CRLF;

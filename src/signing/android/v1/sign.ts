@@ -2,7 +2,7 @@
 // V1SchemeSigner.sign builds them. The PKCS#7 block itself comes from the CMS engine.
 import { createHash } from 'node:crypto';
 import { SigningError } from '../../errors.ts';
-import { checkEntryNameForManifest, digestAttributeName, type JarDigest } from './entries.ts';
+import { checkEntryNameForManifest, digestAttributeName, MANIFEST_ENTRY_NAME, type JarDigest } from './entries.ts';
 import { individualSection, mainSection, SECTION_DELIMITER, type Attribute } from './manifest-build.ts';
 import { getAttribute, parseManifest } from './manifest-parse.ts';
 
@@ -59,10 +59,10 @@ export function buildManifest(entryDigests: ReadonlyMap<string, Buffer>, digest:
  */
 export function buildSignatureFile(manifest: JarManifest, digest: JarDigest, apkSchemeIds: readonly number[]): Buffer {
   const hash = (data: Buffer): string => createHash(digest).update(data).digest('base64');
-  const attributes: Attribute[] = [['Created-By', CREATED_BY], [`${digest === 'sha1' ? 'SHA1' : 'SHA-256'}-Digest-Manifest`, hash(manifest.bytes)]];
+  const attributeName = digestAttributeName(digest);
+  const attributes: Attribute[] = [['Created-By', CREATED_BY], [`${attributeName}-Manifest`, hash(manifest.bytes)]];
   if (apkSchemeIds.length > 0) attributes.push(['X-Android-APK-Signed', apkSchemeIds.join(', ')]);
   const parts = [mainSection('Signature-Version', '1.0', attributes)];
-  const attributeName = digestAttributeName(digest);
   for (const name of [...manifest.sections.keys()].sort()) {
     parts.push(individualSection(name, [[attributeName, hash(manifest.sections.get(name)!)]]));
   }
@@ -83,6 +83,6 @@ export function v1Files(signerName: string, blockExtension: string, manifest: Ja
   return [
     { name: `META-INF/${signerName}.SF`, data: sf },
     { name: `META-INF/${signerName}.${blockExtension}`, data: signatureBlock },
-    { name: 'META-INF/MANIFEST.MF', data: manifest.bytes },
+    { name: MANIFEST_ENTRY_NAME, data: manifest.bytes },
   ];
 }

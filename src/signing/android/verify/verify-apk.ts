@@ -6,10 +6,11 @@
 import type { DataSource } from '../../data-source.ts';
 import { type ContentDigestAlgorithm } from '../algorithms.ts';
 import { openApk, readManifestFacts, type ManifestFacts } from '../apk/open.ts';
-import { MAX_SDK, SCHEME_ID_V2, SCHEME_ID_V3, V2_BLOCK_ID, V31_BLOCK_ID, V3_BLOCK_ID } from '../block/constants.ts';
+import { MAX_SDK, MAX_SIGNERS, SCHEME_ID_V2, SCHEME_ID_V3, V2_BLOCK_ID, V31_BLOCK_ID, V3_BLOCK_ID } from '../block/constants.ts';
 import { findPair } from '../block/parse.ts';
 import { isChunkedAlgorithm, type ChunkedAlgorithm } from '../content-digest.ts';
-import { describeSigner, tryParseCertificate } from './certificates.ts';
+import { MANIFEST_ENTRY_NAME } from '../v1/entries.ts';
+import { certificateSha256, describeSigner, tryParseCertificate } from './certificates.ts';
 import { Findings, type ApkVerification, type SchemeName, type SignerReport } from './report.ts';
 import { checkSchemeBlock, type SchemeCheck } from './scheme-verify.ts';
 import { digestApkContents } from './content-pass.ts';
@@ -82,7 +83,7 @@ export async function verifyApk(source: DataSource, options: VerifyApkOptions = 
   const v2Min = Math.max(minSdk, N);
   if (v2Value !== null && maxSdk >= N && v2Min <= v2Max) {
     v2 = checkSchemeBlock('v2', v2Value, { minSdk: v2Min, maxSdk: v2Max }, findings);
-    if (v2.signers.length > 10) findings.error('v2', `${v2.signers.length} signers, more than the 10 allowed`);
+    if (v2.signers.length > MAX_SIGNERS) findings.error('v2', `${v2.signers.length} signers, more than the ${MAX_SIGNERS} allowed`);
   }
   // V2SchemeVerifier: the 0xbeeff00d attribute says which newer schemes were applied too.
   if (v2 !== null && v2.requiredSchemes.has(SCHEME_ID_V3) && v3Value === null && maxSdk >= P) {
@@ -130,7 +131,7 @@ export async function verifyApk(source: DataSource, options: VerifyApkOptions = 
   const passed = (check: SchemeCheck | null): boolean => check !== null && check.ok && check.signers.length > 0 && !findings.errors.some((e) => e.scheme === check.scheme);
   const v1Verified = v1 !== null && v1.ok && !findings.errors.some((e) => e.scheme === 'v1');
   const schemes: Record<SchemeName, { present: boolean; verified: boolean }> = {
-    v1: status(v1?.present ?? apk.zip.getEntry('META-INF/MANIFEST.MF') !== undefined, v1Verified),
+    v1: status(v1?.present ?? apk.zip.getEntry(MANIFEST_ENTRY_NAME) !== undefined, v1Verified),
     v2: status(v2Value !== null, passed(v2)),
     v3: status(v3Value !== null, passed(v3)),
     'v3.1': status(v31Value !== null, passed(v31)),
@@ -145,7 +146,10 @@ export async function verifyApk(source: DataSource, options: VerifyApkOptions = 
   for (const signer of v1?.signers ?? []) signers.push(describeSigner('v1', signer.name, signer.certificate, [signer.digest.toUpperCase()], now));
   for (const check of checks) {
     for (const signer of check.signers) {
-      const lineage = signer.lineage?.map((node) => tryParseCertificate(node.certificate)?.fingerprint256.replaceAll(':', '').toLowerCase() ?? 'unparseable');
+      const lineage = signer.lineage?.map((node) => {
+        const parsed = tryParseCertificate(node.certificate);
+        return parsed === null ? 'unparseable' : certificateSha256(parsed);
+      });
       signers.push(describeSigner(check.scheme, String(signer.index), signer.certificate, signer.algorithms.map((a) => a.name), now, {
         ...(signer.minSdk === null ? {} : { minSdk: signer.minSdk }),
         ...(signer.maxSdk === null ? {} : { maxSdk: signer.maxSdk }),

@@ -8,7 +8,7 @@ import { detectPlatform } from '../../inspect/detect.ts';
 import { parsePlist, type PlistDict } from '../../plist/index.ts';
 import type { DataSource } from '../../data-source.ts';
 import { ZipReader, type ZipEntry } from '../../zip/index.ts';
-import type { BundleKind, BundleNode, InfoPlist, IpaLayout } from './model.ts';
+import { PROFILE_FILE, type BundleKind, type BundleNode, type InfoPlist, type IpaLayout } from './model.ts';
 
 /** Info.plist files are a few kilobytes; anything bigger is not read into memory. */
 const MAX_INFO_PLIST = 4 * 1024 * 1024;
@@ -76,7 +76,7 @@ export async function discoverLayout(zip: ZipReader): Promise<IpaLayout> {
       executableEntry,
       children: [],
       parent,
-      hadProfile: byName.has(`${dir}embedded.mobileprovision`),
+      hadProfile: byName.has(dir + PROFILE_FILE),
     };
     parent?.children.push(node);
     bundles.push(node);
@@ -132,6 +132,16 @@ export async function readInfoPlist(zip: ZipReader, entry: ZipEntry): Promise<In
 export function stringValue(dict: PlistDict, key: string): string | undefined {
   const value = dict.value.get(key);
   return value?.type === 'string' ? value.value : undefined;
+}
+
+/** What the re-signer and the verifier report about the app, from its Info.plist. */
+export function appSummary(info: PlistDict, bundleId: string): { bundleId: string; name: string | null; version: string | null; build: string | null } {
+  return {
+    bundleId,
+    name: stringValue(info, 'CFBundleDisplayName') ?? stringValue(info, 'CFBundleName') ?? null,
+    version: stringValue(info, 'CFBundleShortVersionString') ?? null,
+    build: stringValue(info, 'CFBundleVersion') ?? null,
+  };
 }
 
 // CFBundlePackageType: APPL (apps), XPC! (XPC services), FMWK (frameworks), BNDL (loadable

@@ -9,6 +9,10 @@ import type { ZipEntry } from '../../zip/index.ts';
  */
 export type BundleKind = 'app' | 'appex' | 'xpc' | 'framework' | 'bundle';
 
+/** A provisioned bundle's profile and every bundle's resource seal, relative to its `dir`. */
+export const PROFILE_FILE = 'embedded.mobileprovision';
+export const CODE_RESOURCES_FILE = '_CodeSignature/CodeResources';
+
 export interface InfoPlist {
   entry: ZipEntry;
   bytes: Buffer;

@@ -3,22 +3,9 @@
 // src/signing/cms parses (keeping original bytes); node:crypto verifies, synchronously.
 import { X509Certificate, createHash, verify as cryptoVerify } from 'node:crypto';
 import * as asn1js from 'asn1js';
-import { isSelfSigned, parseSignedData, type ParsedSignedData } from '../../cms/index.ts';
+import { digestFromOid, isSelfSigned, OID, parseSignedData, type ParsedSignedData } from '../../cms/index.ts';
 import { parseXmlPlist } from '../../plist/index.ts';
 import type { HashType } from './digest.ts';
-
-const OID_CONTENT_TYPE = '1.2.840.113549.1.9.3';
-const OID_MESSAGE_DIGEST = '1.2.840.113549.1.9.4';
-const OID_SIGNING_TIME = '1.2.840.113549.1.9.5';
-const OID_CDHASHES = '1.2.840.113635.100.9.1';
-const OID_CDHASHES2 = '1.2.840.113635.100.9.2';
-const OID_DATA = '1.2.840.113549.1.7.1';
-const DIGESTS: Record<string, string> = {
-  '1.3.14.3.2.26': 'sha1',
-  '2.16.840.1.101.3.4.2.1': 'sha256',
-  '2.16.840.1.101.3.4.2.2': 'sha384',
-  '2.16.840.1.101.3.4.2.3': 'sha512',
-};
 
 export interface CmsDirectory {
   blob: Buffer;
@@ -71,24 +58,24 @@ export function verifyCodeSignatureCms(der: Buffer, directories: readonly CmsDir
   report.signerSubject = leaf.subject.replaceAll('\n', ', ');
   report.signerCommonName = /(?:^|\n)CN=([^\n]*)/.exec(leaf.subject)?.[1];
 
-  const digestName = DIGESTS[signer.digestAlgorithm];
+  const digestName = digestFromOid(signer.digestAlgorithm);
   if (!digestName) return problem(`unsupported CMS digest ${signer.digestAlgorithm}`);
   if (!signer.signedAttributes || !signer.signedAttributesDer) return problem('CMS has no signed attributes');
   const attributes = signer.signedAttributes;
   const attr = (oid: string) => attributes.find((a) => a.type === oid);
 
-  const contentType = attr(OID_CONTENT_TYPE)?.parsed[0];
-  if (!(contentType instanceof asn1js.ObjectIdentifier) || contentType.valueBlock.toString() !== OID_DATA) problem('contentType attribute is not id-data');
-  const time = attr(OID_SIGNING_TIME)?.parsed[0];
+  const contentType = attr(OID.contentType)?.parsed[0];
+  if (!(contentType instanceof asn1js.ObjectIdentifier) || contentType.valueBlock.toString() !== OID.data) problem('contentType attribute is not id-data');
+  const time = attr(OID.signingTime)?.parsed[0];
   if (time instanceof asn1js.UTCTime || time instanceof asn1js.GeneralizedTime) report.signingTime = time.toDate();
 
-  const messageDigest = attr(OID_MESSAGE_DIGEST)?.parsed[0];
+  const messageDigest = attr(OID.messageDigest)?.parsed[0];
   const expectedDigest = createHash(digestName).update(primary.blob).digest();
   if (!(messageDigest instanceof asn1js.OctetString)) problem('messageDigest attribute is missing');
   else if (!Buffer.from(messageDigest.valueBlock.valueHexView).equals(expectedDigest)) problem('messageDigest does not match the primary CodeDirectory');
 
   // CDHashes (plist of truncated cdhashes, CodeDirectory order) and CDHashes2 (one full digest per CD).
-  const cdHashes = attr(OID_CDHASHES)?.parsed[0];
+  const cdHashes = attr(OID.appleCdHashes)?.parsed[0];
   // Apple requires the cdhash list only when alternate directories must be bound to the signature
   // (cmssiginfo.c); a lone CodeDirectory is covered by messageDigest already (2015 Xcode output).
   if (!(cdHashes instanceof asn1js.OctetString)) {
@@ -104,13 +91,13 @@ export function verifyCodeSignatureCms(der: Buffer, directories: readonly CmsDir
       problem('CDHashes attribute is not a plist');
     }
   }
-  const cdHashes2 = attr(OID_CDHASHES2);
+  const cdHashes2 = attr(OID.appleCdHashes2);
   if (cdHashes2) {
     const got = cdHashes2.parsed.map((v) => {
       const seq = v instanceof asn1js.Sequence ? v.valueBlock.value : [];
       const oid = seq[0] instanceof asn1js.ObjectIdentifier ? seq[0].valueBlock.toString() : '';
       const value = seq[1] instanceof asn1js.OctetString ? Buffer.from(seq[1].valueBlock.valueHexView).toString('hex') : '';
-      return `${DIGESTS[oid] ?? oid}:${value}`;
+      return `${digestFromOid(oid) ?? oid}:${value}`;
     });
     const want = directories.map((d) => `${d.hashType.algorithm}:${d.digest.toString('hex')}`);
     if (got.sort().join() !== want.sort().join()) problem('CDHashes2 does not hold one full digest per CodeDirectory');

@@ -23,6 +23,11 @@ export const CSSLOT_ALTERNATE_CODEDIRECTORIES = 0x1000;
 export const CSSLOT_ALTERNATE_CODEDIRECTORY_MAX = 5;
 export const CSSLOT_SIGNATURESLOT = 0x10000;
 
+/** The primary CodeDirectory slot or one of the alternate ones (cs_blobs.h CSSLOT_ALTERNATE_CODEDIRECTORIES). */
+export function isCodeDirectorySlot(type: number): boolean {
+  return type === CSSLOT_CODEDIRECTORY || (type >= CSSLOT_ALTERNATE_CODEDIRECTORIES && type < CSSLOT_ALTERNATE_CODEDIRECTORIES + CSSLOT_ALTERNATE_CODEDIRECTORY_MAX);
+}
+
 /** Highest special slot this signer fills (DER entitlements). */
 export const MAX_SPECIAL_SLOT = CSSLOT_DER_ENTITLEMENTS;
 

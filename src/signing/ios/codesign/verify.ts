@@ -10,9 +10,9 @@ import { parseMachO } from '../macho/parse.ts';
 import type { MachOSlice } from '../macho/types.ts';
 import { parseCodeDirectory, codeDirectoryDigest, type CodeDirectory } from './code-directory.ts';
 import {
-  CD_VERSION_EXECSEG, CSMAGIC_BLOBWRAPPER, CSSLOT_ALTERNATE_CODEDIRECTORIES, CSSLOT_ALTERNATE_CODEDIRECTORY_MAX,
+  CD_VERSION_EXECSEG, CSMAGIC_BLOBWRAPPER,
   CSSLOT_CODEDIRECTORY, CSSLOT_DER_ENTITLEMENTS, CSSLOT_ENTITLEMENTS, CSSLOT_INFOSLOT, CSSLOT_REQUIREMENTS,
-  CSSLOT_RESOURCEDIR, CSSLOT_SIGNATURESLOT, CS_ADHOC, CS_EXECSEG_MAIN_BINARY, REQUIREMENT_DESIGNATED,
+  CSSLOT_RESOURCEDIR, CSSLOT_SIGNATURESLOT, CS_ADHOC, CS_EXECSEG_MAIN_BINARY, isCodeDirectorySlot, REQUIREMENT_DESIGNATED,
 } from './constants.ts';
 import { verifyCodeSignatureCms, type CmsReport } from './cms-verify.ts';
 import { digest, hashPages } from './digest.ts';
@@ -92,9 +92,7 @@ function verifySlice(slice: MachOSlice, options: VerifyMachOOptions): SliceRepor
     return problem((error as Error).message);
   }
   const blob = (type: number): Buffer | undefined => entries.find((e) => e.type === type)?.blob;
-  const cdEntries = entries.filter(
-    (e) => e.type === CSSLOT_CODEDIRECTORY || (e.type >= CSSLOT_ALTERNATE_CODEDIRECTORIES && e.type < CSSLOT_ALTERNATE_CODEDIRECTORIES + CSSLOT_ALTERNATE_CODEDIRECTORY_MAX),
-  );
+  const cdEntries = entries.filter((e) => isCodeDirectorySlot(e.type));
   if (cdEntries[0]?.type !== CSSLOT_CODEDIRECTORY) return problem('no CodeDirectory in slot 0');
 
   const directories: Array<{ cd: CodeDirectory; blob: Buffer; digest: Buffer }> = [];

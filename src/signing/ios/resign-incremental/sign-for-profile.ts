@@ -13,15 +13,17 @@ import { crc32, deflateRawSync } from 'node:zlib';
 import { verifySignedData, type Identity } from '../../cms/index.ts';
 import { SigningError } from '../../errors.ts';
 import { plistClone, plistData, plistEqual, writePlist, type PlistDict } from '../../plist/index.ts';
+import { DATA_DESCRIPTOR_SIGNATURE, FLAG_DATA_DESCRIPTOR, METHOD_DEFLATED, ZIP64_MARKER_32 } from '../../zip/format.ts';
 import { buildCentralRecord, buildEndRecords, buildLocalHeader, needs64, VERSION_DEFAULT, VERSION_ZIP64, withZip64Field } from '../../zip/headers.ts';
+import { CODE_RESOURCES_FILE, PROFILE_FILE } from '../bundle/index.ts';
 import { wrapBlob } from '../codesign/blob.ts';
 import { codeDirectoryDigest, parseCodeDirectory, serializeCodeDirectory } from '../codesign/code-directory.ts';
-import { CSMAGIC_BLOBWRAPPER, CSSLOT_ALTERNATE_CODEDIRECTORIES, CSSLOT_ALTERNATE_CODEDIRECTORY_MAX, CSSLOT_CODEDIRECTORY, CSSLOT_RESOURCEDIR, CSSLOT_SIGNATURESLOT } from '../codesign/constants.ts';
-import { digest } from '../codesign/digest.ts';
+import { CSMAGIC_BLOBWRAPPER, CSSLOT_CODEDIRECTORY, CSSLOT_RESOURCEDIR, CSSLOT_SIGNATURESLOT, isCodeDirectorySlot } from '../codesign/constants.ts';
+import { digest, HASH_SHA1, HASH_SHA256 } from '../codesign/digest.ts';
 import { identityCodeSigner } from '../codesign/identity-signer.ts';
 import { serializeSuperBlob } from '../codesign/super-blob.ts';
 import { checkProfileForSigning, deriveEntitlements, type ProvisioningProfile } from '../profile/index.ts';
-import { CODE_RESOURCES, FLAG_DATA_DESCRIPTOR, PROFILE, type EntryMeta, type IncrementalTemplate, type TemplateBundle } from './template.ts';
+import { type EntryMeta, type IncrementalTemplate, type TemplateBundle } from './template.ts';
 
 export interface SignForProfileOptions {
   identity: Identity;
@@ -63,8 +65,7 @@ interface Written {
   dataDescriptor: boolean;
 }
 
-const isCodeDirectorySlot = (type: number) => type === CSSLOT_CODEDIRECTORY || (type >= CSSLOT_ALTERNATE_CODEDIRECTORIES && type < CSSLOT_ALTERNATE_CODEDIRECTORIES + CSSLOT_ALTERNATE_CODEDIRECTORY_MAX);
-const digests = (bytes: Buffer): FileDigests => ({ sha1: digest({ name: 'sha1', code: 1, size: 20, algorithm: 'sha1' }, bytes), sha256: digest({ name: 'sha256', code: 2, size: 32, algorithm: 'sha256' }, bytes) });
+const digests = (bytes: Buffer): FileDigests => ({ sha1: digest(HASH_SHA1, bytes), sha256: digest(HASH_SHA256, bytes) });
 
 export function signForProfile(template: IncrementalTemplate, options: SignForProfileOptions): DevicePart {
   const { identity, profile } = options;
@@ -94,10 +95,10 @@ export function signForProfile(template: IncrementalTemplate, options: SignForPr
       if (bundle.entitlements === undefined || !plistEqual(derived, bundle.entitlements)) {
         throw new SigningError('incremental_template_mismatch', `The profile grants ${bundle.dir} other entitlements than the prepared build was signed with.`);
       }
-      newDigests.set(bundle.dir + PROFILE, profileDigests);
+      newDigests.set(bundle.dir + PROFILE_FILE, profileDigests);
     }
     const seal = updatedSeal(bundle, newDigests, profileDigests);
-    newDigests.set(bundle.dir + CODE_RESOURCES, digests(seal));
+    newDigests.set(bundle.dir + CODE_RESOURCES_FILE, digests(seal));
 
     const exe = bundle.executable;
     const tail = Buffer.from(exe.tail);
@@ -113,9 +114,11 @@ export function signForProfile(template: IncrementalTemplate, options: SignForPr
         cd.specialSlots[CSSLOT_RESOURCEDIR - 1] = digest(cd.hashType, seal);
         const blob = serializeCodeDirectory(cd);
         (entry as { blob: Buffer }).blob = blob;
-        directories.push({ hashType: cd.hashType, digest: codeDirectoryDigest(blob, cd.hashType) });
+        const cdDigest = codeDirectoryDigest(blob, cd.hashType);
+        directories.push({ hashType: cd.hashType, digest: cdDigest });
         if (entry.type === CSSLOT_CODEDIRECTORY) primary = blob;
-        cdhashes[bundle.dir]!.push(codeDirectoryDigest(blob, cd.hashType).subarray(0, 20).toString('hex'));
+        // cs_blobs.h CS_CDHASH_LEN: the cdhash is the digest's first 20 bytes.
+        cdhashes[bundle.dir]!.push(cdDigest.subarray(0, 20).toString('hex'));
       }
       const signature = entries.find((e) => e.type === CSSLOT_SIGNATURESLOT);
       if (primary === undefined || signature === undefined || signer.cms === undefined) throw new SigningError('incremental_template_mismatch', `${exe.meta.name} has no CMS-signed CodeDirectory`);
@@ -141,9 +144,9 @@ export function signForProfile(template: IncrementalTemplate, options: SignForPr
     if (exe.sharedHeaderOffset !== null) {
       const compressedSize = exe.compressedPrefixLength + compressedTail.length;
       if (needs64(compressedSize) || needs64(exe.size)) throw new SigningError('incremental_template_mismatch', `${exe.meta.name} is too large for a 32-bit data descriptor`);
-      main = { exe: { meta: { ...exe.meta, method: 8 }, crc, compressedSize, size: exe.size, offset: exe.sharedHeaderOffset, dataDescriptor: true }, tail: compressedTail };
+      main = { exe: { meta: { ...exe.meta, method: METHOD_DEFLATED }, crc, compressedSize, size: exe.size, offset: exe.sharedHeaderOffset, dataDescriptor: true }, tail: compressedTail };
     } else {
-      pending.push({ meta: exe.meta, method: 8, crc, size: exe.size, data: [exe.compressedPrefix!, compressedTail] });
+      pending.push({ meta: exe.meta, method: METHOD_DEFLATED, crc, size: exe.size, data: [exe.compressedPrefix!, compressedTail] });
     }
     if (bundle.provisioned && bundle.profileMeta) pending.push(small(bundle.profileMeta, profile.bytes));
     pending.push(small(bundle.codeResources.meta, seal));
@@ -154,7 +157,7 @@ export function signForProfile(template: IncrementalTemplate, options: SignForPr
   // (APPNOTE 4.3.9: signature, CRC-32, compressed and uncompressed sizes; 32-bit sizes here).
   emit(main.tail);
   const descriptor = Buffer.alloc(16);
-  descriptor.writeUInt32LE(0x08074b50, 0);
+  descriptor.writeUInt32LE(DATA_DESCRIPTOR_SIGNATURE, 0);
   descriptor.writeUInt32LE(main.exe.crc >>> 0, 4);
   descriptor.writeUInt32LE(main.exe.compressedSize, 8);
   descriptor.writeUInt32LE(main.exe.size, 12);
@@ -162,7 +165,7 @@ export function signForProfile(template: IncrementalTemplate, options: SignForPr
   const written: Written[] = [main.exe, ...pending.map((p) => entry(p.meta, p.method, p.crc, p.size, p.data))];
 
   function small(meta: EntryMeta, bytes: Buffer): Pending {
-    const compressed = meta.method === 8 ? deflateRawSync(bytes, { level: template.level }) : bytes;
+    const compressed = meta.method === METHOD_DEFLATED ? deflateRawSync(bytes, { level: template.level }) : bytes;
     return { meta, method: meta.method, crc: crc32(bytes), size: bytes.length, data: [compressed] };
   }
 
@@ -178,8 +181,8 @@ export function signForProfile(template: IncrementalTemplate, options: SignForPr
         dosTime: meta.dosTime,
         dosDate: meta.dosDate,
         crc32: crc,
-        compressedSize: sizes64 ? 0xffffffff : compressedSize,
-        uncompressedSize: sizes64 ? 0xffffffff : size,
+        compressedSize: sizes64 ? ZIP64_MARKER_32 : compressedSize,
+        uncompressedSize: sizes64 ? ZIP64_MARKER_32 : size,
         nameBytes: meta.nameBytes,
         extra: sizes64 ? withZip64Field(Buffer.alloc(0), [size, compressedSize]) : Buffer.alloc(0),
       }),
@@ -200,10 +203,10 @@ export function signForProfile(template: IncrementalTemplate, options: SignForPr
 function updatedSeal(bundle: TemplateBundle, fresh: Map<string, FileDigests>, profile: FileDigests): Buffer {
   const plist = plistClone(bundle.codeResources.plist);
   const changed = new Map<string, FileDigests>();
-  if (bundle.provisioned) changed.set(PROFILE, profile);
+  if (bundle.provisioned) changed.set(PROFILE_FILE, profile);
   for (const child of bundle.children) {
     const relative = child.dir.slice(bundle.dir.length);
-    for (const name of [PROFILE, CODE_RESOURCES, child.executableName]) {
+    for (const name of [PROFILE_FILE, CODE_RESOURCES_FILE, child.executableName]) {
       const value = fresh.get(child.dir + name);
       if (value) changed.set(relative + name, value);
     }
@@ -237,13 +240,13 @@ function centralRecord(entry: Written): Buffer {
     dosTime: entry.meta.dosTime,
     dosDate: entry.meta.dosDate,
     crc32: entry.crc,
-    compressedSize: sizes64 ? 0xffffffff : entry.compressedSize,
-    uncompressedSize: sizes64 ? 0xffffffff : entry.size,
+    compressedSize: sizes64 ? ZIP64_MARKER_32 : entry.compressedSize,
+    uncompressedSize: sizes64 ? ZIP64_MARKER_32 : entry.size,
     nameBytes: entry.meta.nameBytes,
     extra: values.length > 0 ? withZip64Field(Buffer.alloc(0), values) : Buffer.alloc(0),
     internalAttributes: 0,
     externalAttributes: entry.meta.externalAttributes,
-    localHeaderOffset: offset64 ? 0xffffffff : entry.offset,
+    localHeaderOffset: offset64 ? ZIP64_MARKER_32 : entry.offset,
     comment: Buffer.alloc(0),
   });
 }

@@ -18,18 +18,13 @@ import type { DataSink } from '../../data-sink.ts';
 import type { DataSource } from '../../data-source.ts';
 import { parsePlist, type PlistDict, type PlistFormat } from '../../plist/index.ts';
 import { ZipReader, ZipWriter, type ZipEntry } from '../../zip/index.ts';
+import { FLAG_DATA_DESCRIPTOR, FLAG_UTF8, METHOD_DEFLATED } from '../../zip/format.ts';
 import { buildLocalHeader, VERSION_DEFAULT } from '../../zip/headers.ts';
-import { discoverLayout, isProvisioned, type BundleNode } from '../bundle/index.ts';
+import { CODE_RESOURCES_FILE, discoverLayout, isProvisioned, PROFILE_FILE, type BundleNode } from '../bundle/index.ts';
 import { parseSuperBlob, type SuperBlobEntry } from '../codesign/super-blob.ts';
 import { codeSignatureCommand } from '../macho/inspect.ts';
 import { parseMachO } from '../macho/parse.ts';
 import { existingEntitlements, signerCertificate } from '../resign/existing-signature.ts';
-
-export const PROFILE = 'embedded.mobileprovision';
-export const CODE_RESOURCES = '_CodeSignature/CodeResources';
-/** General purpose flags (APPNOTE 4.4.4): bit 3 data descriptor, bit 11 UTF-8 names. */
-export const FLAG_DATA_DESCRIPTOR = 0x8;
-export const FLAG_UTF8 = 0x800;
 
 /** How a rewritten entry is written: the prepared build's metadata, kept. */
 export interface EntryMeta {
@@ -127,8 +122,8 @@ export async function buildIncrementalTemplate(prepared: DataSource, sharedSink:
   if (!dirty.has(layout.main)) throw new SigningError('incremental_template_mismatch', 'The main app is not provisioned; nothing depends on a profile.');
   const changed = new Set<string>();
   for (const bundle of dirty) {
-    changed.add(bundle.dir + CODE_RESOURCES).add(bundle.executableEntry.name);
-    if (isProvisioned(bundle)) changed.add(bundle.dir + PROFILE);
+    changed.add(bundle.dir + CODE_RESOURCES_FILE).add(bundle.executableEntry.name);
+    if (isProvisioned(bundle)) changed.add(bundle.dir + PROFILE_FILE);
   }
 
   const writer = new ZipWriter(sharedSink);
@@ -155,7 +150,7 @@ export async function buildIncrementalTemplate(prepared: DataSource, sharedSink:
       const header = buildLocalHeader({
         versionNeeded: VERSION_DEFAULT,
         flags: meta.flags | FLAG_DATA_DESCRIPTOR,
-        method: 8,
+        method: METHOD_DEFLATED,
         dosTime: meta.dosTime,
         dosDate: meta.dosDate,
         crc32: 0,
@@ -168,11 +163,11 @@ export async function buildIncrementalTemplate(prepared: DataSource, sharedSink:
       await writer.writeBytes(executable.compressedPrefix!);
       executable.compressedPrefix = null;
     }
-    const crEntry = zip.getEntry(node.dir + CODE_RESOURCES);
-    if (crEntry === undefined) throw new SigningError('incremental_template_mismatch', `${node.dir} has no ${CODE_RESOURCES}`);
+    const crEntry = zip.getEntry(node.dir + CODE_RESOURCES_FILE);
+    if (crEntry === undefined) throw new SigningError('incremental_template_mismatch', `${node.dir} has no ${CODE_RESOURCES_FILE}`);
     const parsed = parsePlist(await zip.readEntry(crEntry));
     if (parsed.value.type !== 'dict') throw new SigningError('incremental_template_mismatch', `${crEntry.name} is not a dictionary`);
-    const profileEntry = isProvisioned(node) ? zip.getEntry(node.dir + PROFILE) : undefined;
+    const profileEntry = isProvisioned(node) ? zip.getEntry(node.dir + PROFILE_FILE) : undefined;
     const bundle: TemplateBundle = {
       dir: node.dir,
       bundleId: node.bundleId,

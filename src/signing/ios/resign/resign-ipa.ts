@@ -22,7 +22,7 @@ import type { DataSink } from '../../data-sink.ts';
 import type { DataSource } from '../../data-source.ts';
 import type { PlistDict } from '../../plist/index.ts';
 import { ZipReader, ZipWriter, type ZipEntry } from '../../zip/index.ts';
-import { discoverLayout, openIpa, owningBundle, stringValue, type BundleNode, type IpaLayout } from '../bundle/index.ts';
+import { appSummary, CODE_RESOURCES_FILE, discoverLayout, openIpa, owningBundle, PROFILE_FILE, type BundleNode, type IpaLayout } from '../bundle/index.ts';
 import { buildCodeResources, type BundleFile } from '../code-resources/index.ts';
 import { digestSet, type MachOStream } from '../codesign/index.ts';
 import { isMachO, parseMachO } from '../macho/parse.ts';
@@ -37,11 +37,9 @@ import { planInfoPlists, type InfoPlan } from './overrides.ts';
 import { assignProfiles, checkRequestedEntitlements } from './profiles.ts';
 import { ReadAheadSource } from './read-ahead.ts';
 import { readMachO } from './read-macho.ts';
-import { recordOf, sniffMachO, startScan, type BackgroundScan, type FileRecord } from './scan.ts';
+import { filesUnder, recordOf, sniffMachO, startScan, type BackgroundScan, type FileRecord } from './scan.ts';
 import { openStream, streamedWrite } from './streamed-output.ts';
 
-const PROFILE = 'embedded.mobileprovision';
-const CODE_RESOURCES = '_CodeSignature/CodeResources';
 const POOL_THRESHOLD = 256 * 1024 * 1024;
 /**
  * Mach-O files from this size on are signed in one streaming pass as they are written
@@ -92,12 +90,12 @@ export async function resignIpa(source: DataSource, sink: DataSink, options: Res
     const info = infos.get(bundle)!;
     if (info.changed) rewritten.add(bundle.info.entry.name);
     records.set(bundle.info.entry.name, recordOf(info.bytes));
-    rewritten.add(bundle.dir + CODE_RESOURCES);
+    rewritten.add(bundle.dir + CODE_RESOURCES_FILE);
     rewritten.add(bundle.executableEntry.name);
     const profile = profiles.get(bundle);
     if (profile !== undefined) {
-      rewritten.add(bundle.dir + PROFILE);
-      records.set(bundle.dir + PROFILE, recordOf(profile.bytes));
+      rewritten.add(bundle.dir + PROFILE_FILE);
+      records.set(bundle.dir + PROFILE_FILE, recordOf(profile.bytes));
     }
   }
   // Code is found by its first bytes; then hashing the resources, copying the unchanged entries
@@ -158,14 +156,9 @@ export async function resignIpa(source: DataSource, sink: DataSink, options: Res
     await pool.close();
   }
   const result = await writer.finish();
-  const mainInfo = infos.get(layout.main)!.dict;
+  const mainInfo = infos.get(layout.main)!;
   return {
-    app: {
-      bundleId: infos.get(layout.main)!.bundleId,
-      name: stringValue(mainInfo, 'CFBundleDisplayName') ?? stringValue(mainInfo, 'CFBundleName') ?? null,
-      version: stringValue(mainInfo, 'CFBundleShortVersionString') ?? null,
-      build: stringValue(mainInfo, 'CFBundleVersion') ?? null,
-    },
+    app: appSummary(mainInfo.dict, mainInfo.bundleId),
     bundles: layout.postOrder.map((b) => context.reports.get(b)!),
     entries: { copied, rewritten: counts.rewritten, added: counts.added, dropped: dropped.size },
     size: result.size,
@@ -289,7 +282,7 @@ async function finishBundle(context: Context, bundle: BundleNode, bytes: Buffer,
   const style = (name: string) => entryStyle(zip.getEntry(name), context.signingTime);
   if (info.changed) output.push({ name: bundle.info.entry.name, write: (writer) => writeSmallEntry(writer, bundle.info.entry.name, info.bytes, style(bundle.info.entry.name)) });
   if (profile !== undefined) {
-    const name = bundle.dir + PROFILE;
+    const name = bundle.dir + PROFILE_FILE;
     output.push({ name, write: (writer) => writeSmallEntry(writer, name, profile.bytes, style(name)) });
     report.profile = { uuid: profile.uuid, name: profile.name, applicationIdentifier: profile.applicationIdentifier, expiresAt: profile.expiresAt.toISOString() };
   }
@@ -308,7 +301,7 @@ async function finishBundle(context: Context, bundle: BundleNode, bytes: Buffer,
   // for it: its code is written and page-hashed meanwhile, and only its signature (special
   // slot 3) needs the seal. So the executable precedes CodeResources in the archive.
   const sha1 = digestSet(slices).some((t) => t.name === 'sha1');
-  const codeResourcesName = bundle.dir + CODE_RESOURCES;
+  const codeResourcesName = bundle.dir + CODE_RESOURCES_FILE;
   const seal = (async () => {
     await context.scan.settledUnder(bundle.dir);
     const codeResources = buildCodeResources(bundleFiles(context, bundle), { mainExecutable: bundle.executable, sha1 });
@@ -374,14 +367,9 @@ function existingOrNone(bytes: Buffer): { original?: PlistDict } {
 
 /** Every file of the bundle (nested bundles' files included: iOS seals them as resources). */
 function bundleFiles(context: Context, bundle: BundleNode): BundleFile[] {
-  const files: BundleFile[] = [];
-  for (const [name, record] of context.records) {
-    if (!name.startsWith(bundle.dir)) continue;
-    const path = name.slice(bundle.dir.length);
-    files.push(record.kind === 'symlink' ? { kind: 'symlink', path, target: record.target } : { kind: 'file', path, sha1: record.sha1, sha256: record.sha256 });
-  }
+  const files = filesUnder(context.records, bundle.dir);
   for (const entry of context.layout.appFiles) {
-    if (entry.name.startsWith(bundle.dir) && !context.records.has(entry.name) && entry !== bundle.executableEntry && entry.name !== bundle.dir + CODE_RESOURCES) {
+    if (entry.name.startsWith(bundle.dir) && !context.records.has(entry.name) && entry !== bundle.executableEntry && entry.name !== bundle.dir + CODE_RESOURCES_FILE) {
       throw new Error(`internal: ${entry.name} has no digest when sealing ${bundle.dir}`);
     }
   }

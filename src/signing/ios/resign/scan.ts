@@ -9,6 +9,7 @@ import { SigningError } from '../../errors.ts';
 import type { DataSource } from '../../data-source.ts';
 import { METHOD_STORED, type ZipEntry, type ZipReader } from '../../zip/index.ts';
 import { readContentChunks } from '../../zip/entry-content.ts';
+import type { BundleFile } from '../code-resources/index.ts';
 import { ReadAheadSource } from './read-ahead.ts';
 import { isMachO } from '../macho/parse.ts';
 
@@ -92,6 +93,17 @@ async function hashEntry(zip: ZipReader, entry: ZipEntry, sniff: boolean, source
     sha256.update(head);
   }
   return { kind: 'file', sha1: sha1.digest(), sha256: sha256.digest() };
+}
+
+/** The records under a bundle's `dir`, as the paths relative to it that CodeResources seals. */
+export function filesUnder(records: ReadonlyMap<string, FileRecord>, dir: string): BundleFile[] {
+  const files: BundleFile[] = [];
+  for (const [name, record] of records) {
+    if (!name.startsWith(dir)) continue;
+    const path = name.slice(dir.length);
+    files.push(record.kind === 'symlink' ? { kind: 'symlink', path, target: record.target } : { kind: 'file', path, sha1: record.sha1, sha256: record.sha256 });
+  }
+  return files;
 }
 
 /** Digests of bytes the re-signer produced itself (Info.plist, profiles, CodeResources). */

@@ -7,13 +7,13 @@ import type { DataSource } from '../../data-source.ts';
 import { SigningError } from '../../errors.ts';
 import { plistToJs } from '../../plist/index.ts';
 import { ZipReader, type ZipEntry } from '../../zip/index.ts';
-import { discoverLayout, openIpa, isProvisioned, owningBundle, stringValue, type BundleNode } from '../bundle/index.ts';
-import { checkSeal, parseCodeResources, type BundleFile } from '../code-resources/index.ts';
+import { appSummary, CODE_RESOURCES_FILE, discoverLayout, isProvisioned, openIpa, owningBundle, PROFILE_FILE, type BundleNode } from '../bundle/index.ts';
+import { checkSeal, parseCodeResources } from '../code-resources/index.ts';
 import { verifyMachO } from '../codesign/index.ts';
 import { parseProvisioningProfile } from '../profile/index.ts';
 import { existingEntitlements, isSignableCode, signerCertificate } from '../resign/existing-signature.ts';
 import { readMachO } from '../resign/read-macho.ts';
-import { isInDsym, recordOf, scanEntries, type FileRecord } from '../resign/scan.ts';
+import { filesUnder, isInDsym, recordOf, scanEntries, type FileRecord } from '../resign/scan.ts';
 import { profileProblems } from './profile-checks.ts';
 import type { BundleVerification, CodeVerification, IpaVerification } from './report.ts';
 
@@ -65,17 +65,11 @@ export async function verifyIpa(source: DataSource, options: VerifyIpaOptions = 
     await checkBundleSeal(zip, bundle, records, report);
   }
   if (teamIds.size > 1) problems.push(`code is signed by several teams: ${[...teamIds].join(', ')}`);
-  const info = layout.main.info.dict;
   const bundles = layout.postOrder.map((b) => reports.get(b)!);
   const verified = problems.length === 0 && bundles.every((b) => b.problems.length === 0 && b.sealProblems.length === 0 && b.code.every((c) => c.problems.length === 0));
   return {
     verified,
-    app: {
-      bundleId: layout.main.bundleId,
-      name: stringValue(info, 'CFBundleDisplayName') ?? stringValue(info, 'CFBundleName') ?? null,
-      version: stringValue(info, 'CFBundleShortVersionString') ?? null,
-      build: stringValue(info, 'CFBundleVersion') ?? null,
-    },
+    app: appSummary(layout.main.info.dict, layout.main.bundleId),
     ...(teamIds.size === 1 ? { teamId: [...teamIds][0]! } : {}),
     ...(signer === undefined ? {} : { signer }),
     bundles,
@@ -114,7 +108,7 @@ async function verifyCode(zip: ZipReader, entry: ZipEntry, bytes: Buffer, main: 
 }
 
 async function bundleSlots(zip: ZipReader, bundle: BundleNode): Promise<{ infoPlist?: Buffer; codeResources?: Buffer }> {
-  const codeResources = zip.getEntry(`${bundle.dir}_CodeSignature/CodeResources`);
+  const codeResources = zip.getEntry(bundle.dir + CODE_RESOURCES_FILE);
   return {
     infoPlist: bundle.info.bytes,
     ...(codeResources === undefined ? {} : { codeResources: await zip.readEntry(codeResources, MAX_SMALL) }),
@@ -122,7 +116,7 @@ async function bundleSlots(zip: ZipReader, bundle: BundleNode): Promise<{ infoPl
 }
 
 async function checkProfile(zip: ZipReader, bundle: BundleNode, executable: Buffer, report: BundleVerification, now: Date): Promise<void> {
-  const entry = zip.getEntry(`${bundle.dir}embedded.mobileprovision`);
+  const entry = zip.getEntry(bundle.dir + PROFILE_FILE);
   if (entry === undefined) {
     report.problems.push('no embedded.mobileprovision (installd: "A valid provisioning profile for this executable was not found")');
     return;
@@ -142,7 +136,7 @@ async function checkProfile(zip: ZipReader, bundle: BundleNode, executable: Buff
 }
 
 async function checkBundleSeal(zip: ZipReader, bundle: BundleNode, records: Map<string, FileRecord>, report: BundleVerification): Promise<void> {
-  const entry = zip.getEntry(`${bundle.dir}_CodeSignature/CodeResources`);
+  const entry = zip.getEntry(bundle.dir + CODE_RESOURCES_FILE);
   if (entry === undefined) {
     report.problems.push('no _CodeSignature/CodeResources: the bundle\'s resources are not sealed');
     return;
@@ -155,14 +149,8 @@ async function checkBundleSeal(zip: ZipReader, bundle: BundleNode, records: Map<
     report.problems.push(error.message);
     return;
   }
-  const files: BundleFile[] = [];
-  for (const [name, record] of records) {
-    if (!name.startsWith(bundle.dir)) continue;
-    const path = name.slice(bundle.dir.length);
-    files.push(record.kind === 'symlink' ? { kind: 'symlink', path, target: record.target } : { kind: 'file', path, sha1: record.sha1, sha256: record.sha256 });
-  }
   report.sealedFiles = seal.files2.size > 0 ? seal.files2.size : seal.files.size;
-  report.sealProblems = checkSeal(seal, files, { mainExecutable: bundle.executable });
+  report.sealProblems = checkSeal(seal, filesUnder(records, bundle.dir), { mainExecutable: bundle.executable });
 }
 
 /** Throws `ipa_signature_invalid` listing the problems unless the report verified. */
