@@ -1,5 +1,7 @@
 // /docs: a self-contained HTML reference rendered from the OpenAPI document on the server (no
 // scripts, no CDN), so it works offline and behind strict CSPs.
+import { escapeHtml } from '../distribution/html.ts';
+
 type Schema = { type?: string; properties?: Record<string, Schema>; required?: string[]; description?: string; items?: Schema; anyOf?: Schema[]; const?: unknown; format?: string };
 type Operation = {
   summary?: string;
@@ -17,8 +19,7 @@ type Doc = {
   'x-error-catalogue'?: Array<{ code: string; status: number; message: string }>;
 };
 
-const escape = (text: unknown): string =>
-  String(text).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+const escape = (text: unknown): string => escapeHtml(String(text));
 const code = (text: string): string => escape(text).replace(/`([^`]+)`/g, '<code>$1</code>');
 
 function typeOf(schema: Schema | undefined): string {
