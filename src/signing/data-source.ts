@@ -7,6 +7,11 @@ export interface DataSource {
   readonly size: number;
   /** Exactly `length` bytes from `offset`; fails if the range runs past the end. */
   read(offset: number, length: number): Promise<Buffer>;
+  /**
+   * Fills `target` with the bytes from `offset` (exactly target.length of them). Optional: lets
+   * a sequential reader reuse its buffers instead of allocating one per read.
+   */
+  readInto?(offset: number, target: Buffer): Promise<void>;
   /** Releases the underlying handle, if any. Idempotent. */
   close(): Promise<void>;
 }
@@ -50,15 +55,20 @@ export class FileSource implements DataSource {
   }
 
   async read(offset: number, length: number): Promise<Buffer> {
-    checkRange(offset, length, this.size);
     const buffer = Buffer.allocUnsafe(length);
+    await this.readInto(offset, buffer);
+    return buffer;
+  }
+
+  async readInto(offset: number, target: Buffer): Promise<void> {
+    const length = target.length;
+    checkRange(offset, length, this.size);
     let done = 0;
     while (done < length) {
-      const { bytesRead } = await this.handle.read(buffer, done, length - done, offset + done);
+      const { bytesRead } = await this.handle.read(target, done, length - done, offset + done);
       if (bytesRead === 0) throw new RangeError(`file shrank while reading at ${offset + done}`);
       done += bytesRead;
     }
-    return buffer;
   }
 
   async close(): Promise<void> {

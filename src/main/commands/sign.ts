@@ -118,7 +118,7 @@ async function signApkFile(input: string, options: SignCommandOptions): Promise<
     // Without v1, devices below API 24 cannot install the APK: verify for the range it serves.
     const verifyFrom = result.schemes.v1 ? result.minSdk : Math.max(result.minSdk, 24);
     const check = await FileSource.open(partial);
-    const report = await verifyApk(check, { minSdk: verifyFrom }).finally(() => check.close());
+    const report = await verifyApk(check, { minSdk: verifyFrom, written: result.written }).finally(() => check.close());
     if (!report.verified) {
       throw new SigningError('apk_signature_invalid', `the signed APK does not verify: ${report.errors.map((e) => e.message).join('; ')}`);
     }

@@ -181,31 +181,12 @@ function checkDeclaredSize(record: { name: string; compressedSize: number; uncom
 /**
  * Reads every local header in file order through 64 KiB windows that cover several neighbouring
  * headers at once, then checks that entries neither overlap each other nor the central directory.
+ * The windows are planned from the central directory and read a few at a time ahead of use: one
+ * awaited read per window cost ~0.15 s for an APK with 1,500 medium-sized images (bench/apk.ts).
  */
 async function resolveLocalHeaders(source: DataSource, records: CentralRecord[], cdOffset: number): Promise<ZipEntry[]> {
   const order = [...records].sort((a, b) => a.localHeaderOffset - b.localHeaderOffset);
-  const guess = (r: CentralRecord): number => LOCAL_HEADER_SIZE + r.nameBytes.length + r.extra.length + EXTRA_SLACK;
-  let window: Buffer = Buffer.alloc(0);
-  let windowStart = 0;
-  // `hintEnd` is only computed on a window miss: scanning ahead for every entry would be quadratic.
-  const read = async (pos: number, length: number, hintEnd: () => number): Promise<Buffer> => {
-    const limit = Math.min(pos + length, cdOffset);
-    if (pos >= windowStart && limit <= windowStart + window.length) return window.subarray(pos - windowStart, limit - windowStart);
-    windowStart = pos;
-    window = await source.read(pos, Math.min(cdOffset, Math.max(pos + length, hintEnd())) - pos);
-    return window.subarray(0, limit - pos);
-  };
-  // The furthest header end reachable from order[i] within one batch.
-  const batchEnd = (i: number): number => {
-    const start = order[i]!.localHeaderOffset;
-    let endPos = start + guess(order[i]!);
-    for (let j = i + 1; j < order.length; j++) {
-      const candidate = order[j]!.localHeaderOffset + guess(order[j]!);
-      if (candidate - start > HEADER_BATCH) break;
-      endPos = candidate;
-    }
-    return endPos;
-  };
+  const read = windowedReader(source, planWindows(order, cdOffset), cdOffset);
 
   const entries: ZipEntry[] = new Array(records.length);
   let previous: ZipEntry | null = null;
@@ -218,14 +199,13 @@ async function resolveLocalHeaders(source: DataSource, records: CentralRecord[],
     if (offset + LOCAL_HEADER_SIZE > cdOffset) {
       throw new SigningError('zip_overlapping_entries', `local header of ${JSON.stringify(record.name)} at ${offset} is not before the central directory at ${cdOffset}`, { details: { name: record.name } });
     }
-    const hint = (): number => batchEnd(i);
-    const fixed = await read(offset, LOCAL_HEADER_SIZE, hint);
+    const fixed = await read(offset, LOCAL_HEADER_SIZE);
     const local = checkLocalHeader(fixed, record);
     const headerLength = localHeaderLength(local);
     if (offset + headerLength > cdOffset) {
       throw new SigningError('zip_overlapping_entries', `local header of ${JSON.stringify(record.name)} runs into the central directory`, { details: { name: record.name } });
     }
-    const localHeader = Buffer.from(await read(offset, headerLength, hint));
+    const localHeader = Buffer.from(await read(offset, headerLength));
     if (!localHeader.subarray(LOCAL_HEADER_SIZE, LOCAL_HEADER_SIZE + local.nameLength).equals(record.nameBytes)) {
       throw new SigningError('zip_invalid', `local header at ${offset} names a different entry than the central directory (${JSON.stringify(record.name)})`);
     }
@@ -238,9 +218,7 @@ async function resolveLocalHeaders(source: DataSource, records: CentralRecord[],
     let dataDescriptorSize = 0;
     if ((local.flags & FLAG_DATA_DESCRIPTOR) !== 0) {
       const localZip64 = parseExtraFields(localExtra).fields.some((f) => f.id === EXTRA_ZIP64);
-      const next = order[i + 1];
-      const descriptorHint = (): number => (next !== undefined && next.localHeaderOffset - dataEnd < HEADER_BATCH ? batchEnd(i + 1) : dataEnd + 24);
-      dataDescriptorSize = dataDescriptorLength(await read(dataEnd, 24, descriptorHint), record, local, localZip64);
+      dataDescriptorSize = dataDescriptorLength(await read(dataEnd, 24), record, local, localZip64);
     }
     const kind = entryKind(record.name, record.versionMadeBy, record.externalAttributes);
     const entry: ZipEntry = {
@@ -277,4 +255,57 @@ async function resolveLocalHeaders(source: DataSource, records: CentralRecord[],
     previous = entry;
   }
   return entries;
+}
+
+// Header windows read ahead of the one in use.
+const WINDOWS_AHEAD = 16;
+
+/**
+ * [start, end) ranges, in file order, each covering as many expected headers (and data
+ * descriptors) as fit in HEADER_BATCH. Positions are estimates from the central directory; a
+ * local header with a longer extra field than its central one is read on its own.
+ */
+function planWindows(order: readonly CentralRecord[], cdOffset: number): [number, number][] {
+  const items: [number, number][] = [];
+  for (const r of order) {
+    const headerEnd = r.localHeaderOffset + LOCAL_HEADER_SIZE + r.nameBytes.length + r.extra.length;
+    items.push([r.localHeaderOffset, headerEnd + EXTRA_SLACK]);
+    if ((r.flags & FLAG_DATA_DESCRIPTOR) !== 0) items.push([headerEnd + r.compressedSize, headerEnd + r.compressedSize + 24 + EXTRA_SLACK]);
+  }
+  items.sort((a, b) => a[0] - b[0]);
+  const windows: [number, number][] = [];
+  for (const [start, end] of items) {
+    const last = windows.at(-1);
+    if (last !== undefined && end - last[0] <= HEADER_BATCH && start >= last[0]) last[1] = Math.max(last[1], Math.min(cdOffset, end));
+    else if (start < cdOffset) windows.push([start, Math.min(cdOffset, end)]);
+  }
+  return windows;
+}
+
+/**
+ * Reads at increasing positions, served from the planned windows (prefetched WINDOWS_AHEAD at a
+ * time) or, when a header is longer than planned, by a read of its own. Never past `limit`.
+ */
+function windowedReader(source: DataSource, windows: readonly [number, number][], limit: number): (pos: number, length: number) => Promise<Buffer> {
+  const reads = new Map<number, Promise<Buffer>>();
+  let current = 0;
+  let launched = 0;
+  const launch = (): void => {
+    while (launched < windows.length && launched < current + WINDOWS_AHEAD) {
+      const [start, end] = windows[launched]!;
+      const read = source.read(start, end - start);
+      // A rejection surfaces when the window is awaited; until then it is not "unhandled".
+      read.catch(() => {});
+      reads.set(launched, read);
+      launched += 1;
+    }
+  };
+  return async (pos, length) => {
+    const end = Math.min(pos + length, limit);
+    while (current < windows.length && windows[current]![1] <= pos) reads.delete(current++);
+    launch();
+    const window = windows[current];
+    if (window === undefined || pos < window[0] || end > window[1]) return await source.read(pos, end - pos);
+    return (await reads.get(current)!).subarray(pos - window[0], end - window[0]);
+  };
 }

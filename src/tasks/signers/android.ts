@@ -68,7 +68,7 @@ async function verifyOutput(path: string, signed: SignApkResult): Promise<string
   const minSdk = signed.schemes.v1 ? signed.minSdk : Math.max(signed.minSdk, FIRST_V2_SDK);
   const source = await FileSource.open(path);
   try {
-    const report = await verifyApk(source, { minSdk });
+    const report = await verifyApk(source, { minSdk, written: signed.written });
     if (!report.verified) {
       throw new AppError('verification_failed', `The signed APK did not verify: ${report.errors.map((e) => e.message).join('; ')}`, {
         details: { errors: report.errors },

@@ -1,18 +1,26 @@
 // The signer's view of its output: a sequential DataSink. The engine never seeks or reads the
-// output back - it hashes bytes for the v2/v3 content digest as it writes them. Writes are queued
-// (up to a bound) so that the sink's I/O overlaps the reading and hashing of the next entries.
+// output back - it hashes bytes for the v2/v3 content digest as it writes them. Bytes are
+// copied into 1 MiB batch buffers, reused once the sink has written them (callers may reuse
+// their pieces at once: see sequential-reader.ts), and up to a few batches are in flight, so the
+// sink's I/O overlaps the reading and hashing of the next entries; a writer waits only for the
+// oldest batch, never for the queue to empty.
 import type { DataSink } from '../../data-sink.ts';
 import { SigningError } from '../../errors.ts';
 import type { ChunkedDigester } from '../content-digest.ts';
 
-// Bytes handed to the sink but not yet written before write() waits.
-const QUEUE_LIMIT = 1024 * 1024;
+const BATCH_BYTES = 1024 * 1024;
+// Batches handed to the sink and not yet written before write() waits.
+const MAX_QUEUED = 4;
 
 export class OutputWriter {
   private readonly sink: DataSink;
   private digester: ChunkedDigester | null;
+  private readonly spare: Buffer[] = [];
+  private batch: Buffer | null = null;
+  private batchBytes = 0;
   private queue: Promise<void> = Promise.resolve();
   private queued = 0;
+  private waiters: (() => void)[] = [];
   private failure: unknown = null;
   offset = 0;
 
@@ -23,23 +31,22 @@ export class OutputWriter {
     this.digester = digester;
   }
 
-  /** Appends bytes, which must not be modified afterwards. */
+  /** Appends bytes (copied: the caller may reuse `chunk` once the promise settles). */
   async write(chunk: Buffer): Promise<void> {
     if (chunk.length === 0) return;
     if (this.failure !== null) throw this.failure;
     this.offset += chunk.length;
     this.digester?.update(chunk);
-    this.queued += chunk.length;
-    this.queue = this.queue.then(async () => {
-      try {
-        if (this.failure === null) await this.sink.write(chunk);
-      } catch (error) {
-        this.failure ??= error;
-      } finally {
-        this.queued -= chunk.length;
-      }
-    });
-    if (this.queued > QUEUE_LIMIT) await this.drain();
+    let done = 0;
+    while (done < chunk.length) {
+      this.batch ??= this.spare.pop() ?? Buffer.allocUnsafe(BATCH_BYTES);
+      const take = Math.min(BATCH_BYTES - this.batchBytes, chunk.length - done);
+      chunk.copy(this.batch, this.batchBytes, done, done + take);
+      this.batchBytes += take;
+      done += take;
+      if (this.batchBytes === BATCH_BYTES) this.sendBatch();
+    }
+    while (this.queued > MAX_QUEUED && this.failure === null) await new Promise<void>((resolve) => this.waiters.push(resolve));
     await this.digester?.ready();
   }
 
@@ -48,9 +55,32 @@ export class OutputWriter {
     this.digester = null;
   }
 
-  /** Waits until everything queued reached the sink; rethrows a sink failure. */
+  /** Waits until everything written reached the sink; rethrows a sink failure. */
   async drain(): Promise<void> {
+    this.sendBatch();
     await this.queue;
     if (this.failure !== null) throw this.failure;
+  }
+
+  private sendBatch(): void {
+    const batch = this.batch;
+    if (batch === null || this.batchBytes === 0) return;
+    const bytes = batch.subarray(0, this.batchBytes);
+    this.batch = null;
+    this.batchBytes = 0;
+    this.queued += 1;
+    this.queue = this.queue.then(async () => {
+      try {
+        if (this.failure === null) await this.sink.write(bytes);
+      } catch (error) {
+        this.failure ??= error;
+      } finally {
+        this.queued -= 1;
+        this.spare.push(batch);
+        const waiters = this.waiters;
+        this.waiters = [];
+        for (const wake of waiters) wake();
+      }
+    });
   }
 }

@@ -25,8 +25,9 @@ import { isDigestedEntry, jarDigestFor, MANIFEST_ENTRY_NAME, safeSignerName, typ
 import { buildManifest, buildSignatureFile, v1Files } from '../v1/sign.ts';
 import { zlibDeflateRawLevel9 } from '../v1/zlib-deflate.ts';
 import { certificateSha256 } from '../verify/certificates.ts';
+import type { WrittenEntryDigest } from '../verify/content-pass.ts';
 import { digestAlgorithmsFor, prepareRotation, schemePairs, type KeyRotation } from './apk-signatures.ts';
-import { EntryContentHasher } from './entry-digest.ts';
+import { PendingDigests } from './entry-digest.ts';
 import { OutputWriter } from './output.ts';
 import { SequentialReader } from './sequential-reader.ts';
 import { describeDeflated, modifiedEocd, newCentralRecord, newLocalHeader, setEocdCentralDirectoryOffset } from './zip-records.ts';
@@ -64,6 +65,8 @@ export interface SignApkResult {
   readonly entries: number;
   /** Input entries not carried over (old signature files, directories, source stamp). */
   readonly dropped: readonly string[];
+  /** v1 digests of the entries as written, by name, for verifyApk's `written` option (empty without v1). */
+  readonly written: ReadonlyMap<string, WrittenEntryDigest>;
   readonly certificate: { readonly sha256: string; readonly subject: string; readonly notAfter: Date; readonly expired: boolean };
 }
 
@@ -150,6 +153,7 @@ export async function signApk(source: DataSource, sink: DataSink, options: SignA
     outputSize: out.offset,
     entries: centralRecords.length,
     dropped: copied.dropped,
+    written: copied.written,
     certificate: {
       sha256: certificateSha256(certificate),
       subject: certificate.subject,
@@ -162,6 +166,7 @@ export async function signApk(source: DataSource, sink: DataSink, options: SignA
 interface CopyResult {
   centralRecords: Buffer[];
   entryDigests: Map<string, Buffer>;
+  written: Map<string, WrittenEntryDigest>;
   dropped: string[];
   dosTime: number;
   dosDate: number;
@@ -178,7 +183,8 @@ interface CopyResult {
  */
 async function copyEntries(apk: OpenedApk, out: OutputWriter, v1Digest: JarDigest | null, libraryPageAlignment: number, signal: AbortSignal | undefined): Promise<CopyResult> {
   const { zip } = apk;
-  const entryDigests = new Map<string, Buffer>();
+  const entryDigests = new PendingDigests<string>();
+  const dataOffsets = new Map<string, number>();
   const dropped: string[] = [];
   const newRecords = new Map<ZipEntry, Buffer>();
   let dosDate = -1;
@@ -220,12 +226,15 @@ async function copyEntries(apk: OpenedApk, out: OutputWriter, v1Digest: JarDiges
       await input.take(entry.endOffset - entry.dataOffset, write);
       continue;
     }
-    const hasher = new EntryContentHasher(entry, [v1Digest]);
+    // The CRC-32 check (which apksig's signer skips) refuses a damaged entry instead of signing
+    // it, and lets the output's verification use these digests (verify/content-pass.ts).
+    const hasher = entryDigests.hasher(entry, [v1Digest], { checkCrc: true });
+    dataOffsets.set(entry.name, out.offset);
     await input.take(entry.compressedSize, async (piece) => {
       await hasher.update(piece);
       await out.write(piece);
     });
-    entryDigests.set(entry.name, (await hasher.digest())[0]!);
+    await entryDigests.add(entry.name, hasher);
     // The data descriptor, if any, is part of the record and copied as is.
     await input.take(entry.endOffset - input.position, write);
   }
@@ -240,7 +249,13 @@ async function copyEntries(apk: OpenedApk, out: OutputWriter, v1Digest: JarDiges
     dosDate = DEFAULT_DOS_DATE;
     dosTime = 0;
   }
-  return { centralRecords, entryDigests, dropped, dosTime, dosDate };
+  const digests = new Map([...(await entryDigests.all())].map(([name, [digest]]) => [name, digest!]));
+  const written = new Map<string, WrittenEntryDigest>();
+  for (const entry of zip.entriesInFileOrder()) {
+    const digest = digests.get(entry.name);
+    if (digest !== undefined) written.set(entry.name, { dataOffset: dataOffsets.get(entry.name)!, compressedSize: entry.compressedSize, algorithm: v1Digest!, digest });
+  }
+  return { centralRecords, entryDigests: digests, written, dropped, dosTime, dosDate };
 }
 
 function parseCertificate(der: Buffer): X509Certificate {

@@ -1,14 +1,32 @@
 // The verifier's one pass over an APK's bytes: the v1 content digests of the entries the JAR
 // manifest protects and the v2/v3/v3.1 chunked content digests are taken from the same
 // sequential read, rather than reading (and, for the entries, inflating) the file once per
-// scheme. The chunk hashing runs on the thread pool (content-digest.ts) while the main thread
-// inflates and hashes entries.
+// scheme. Half of the chunks are hashed on the thread pool (content-digest.ts) while the main
+// thread hashes the others and inflates and hashes entries.
+//
+// Written-entry digests (the signer checking its own output): a v1 digest is a function of an
+// entry's bytes only, and the signer took it from the very bytes it wrote (SignApkResult.written).
+// Where an entry sits exactly where the signer wrote it, the pass uses that digest instead of
+// inflating and hashing the entry again - provisionally: the digest stands only if the chunked
+// content digest recomputed here from the file matches a verified v2/v3 signature, which proves
+// that every byte before the signing block, entry data included, is what the signer hashed. The
+// caller (verify-apk.ts) re-digests the provisional entries otherwise. `signet verify` passes no
+// written digests and so always recomputes everything.
 import type { ZipEntry } from '../../zip/index.ts';
 import type { OpenedApk } from '../apk/open.ts';
 import { ChunkedDigester, type ChunkedAlgorithm } from '../content-digest.ts';
-import { EntryContentHasher } from '../sign/entry-digest.ts';
+import { PendingDigests } from '../sign/entry-digest.ts';
 import { SequentialReader } from '../sign/sequential-reader.ts';
 import { setEocdCentralDirectoryOffset } from '../sign/zip-records.ts';
+
+/** A v1 digest the signer took of an entry's uncompressed content (CRC-32 checked) from the bytes it wrote at `dataOffset`. */
+export interface WrittenEntryDigest {
+  readonly dataOffset: number;
+  readonly compressedSize: number;
+  /** Node hash name. */
+  readonly algorithm: string;
+  readonly digest: Buffer;
+}
 
 export interface ContentPassRequest {
   /** Entries whose uncompressed content to digest, with Node hash names (v1). */
@@ -16,18 +34,23 @@ export interface ContentPassRequest {
   /** Chunked content digests to compute, over the sections delimited by the signing block at `blockOffset`. */
   readonly chunked: readonly ChunkedAlgorithm[];
   readonly blockOffset: number | null;
+  /** The signer's digests by entry name, used provisionally (see above) when the chunked digests cover the entries. */
+  readonly written?: ReadonlyMap<string, WrittenEntryDigest>;
 }
 
 export interface ContentPassResult {
   readonly entries: Map<ZipEntry, Buffer[]>;
   readonly chunked: Map<ChunkedAlgorithm, Buffer>;
+  /** Entries whose digests are the signer's, standing only if the chunked digests verify. */
+  readonly provisional: ReadonlySet<ZipEntry>;
 }
 
 /** Throws zip_invalid for an entry whose data does not inflate to its declared size and CRC. */
 export async function digestApkContents(apk: OpenedApk, request: ContentPassRequest): Promise<ContentPassResult> {
-  const entries = new Map<ZipEntry, Buffer[]>();
-  const digester = request.chunked.length > 0 && request.blockOffset !== null ? new ChunkedDigester(request.chunked) : null;
-  if (digester === null && request.entries.size === 0) return { entries, chunked: new Map() };
+  const pending = new PendingDigests<ZipEntry>();
+  const provisional = new Map<ZipEntry, Buffer[]>();
+  const digester = request.chunked.length > 0 && request.blockOffset !== null ? new ChunkedDigester(request.chunked, { parallel: true }) : null;
+  if (digester === null && request.entries.size === 0) return { entries: new Map(), chunked: new Map(), provisional: new Set() };
   // The entries section ends at the signing block (or, without one, at the central directory).
   const end = digester === null ? apk.entriesSectionEnd : request.blockOffset!;
   const input = new SequentialReader(apk.source, 0, end);
@@ -38,15 +61,20 @@ export async function digestApkContents(apk: OpenedApk, request: ContentPassRequ
   for (const entry of apk.zip.entriesInFileOrder()) {
     const algorithms = request.entries.get(entry);
     if (algorithms === undefined) continue;
+    const known = digester === null ? undefined : writtenDigest(request.written, entry, algorithms);
+    if (known !== undefined) {
+      provisional.set(entry, [known]);
+      continue;
+    }
     await input.take(entry.dataOffset - input.position, feed);
-    const hasher = new EntryContentHasher(entry, algorithms, { checkCrc: true });
+    const hasher = pending.hasher(entry, algorithms, { checkCrc: true });
     await input.take(entry.compressedSize, async (piece) => {
       await feed(piece);
       await hasher.update(piece);
     });
-    entries.set(entry, await hasher.digest());
+    await pending.add(entry, hasher);
   }
-  if (digester === null) return { entries, chunked: new Map() };
+  if (digester === null) return { entries: await pending.all(), chunked: new Map(), provisional: new Set() };
   await input.take(end - input.position, feed);
   digester.endSection();
   const geometry = apk.zip.geometry;
@@ -55,5 +83,16 @@ export async function digestApkContents(apk: OpenedApk, request: ContentPassRequ
   // The EoCD is digested as if the central directory began at the block.
   digester.update(setEocdCentralDirectoryOffset(geometry.eocd, request.blockOffset!));
   digester.endSection();
-  return { entries, chunked: await digester.digests() };
+  const chunked = await digester.digests();
+  const entries = await pending.all();
+  for (const [entry, digests] of provisional) entries.set(entry, digests);
+  return { entries, chunked, provisional: new Set(provisional.keys()) };
+}
+
+/** The signer's digest of `entry` when it covers exactly the bytes and the one algorithm asked for. */
+function writtenDigest(written: ReadonlyMap<string, WrittenEntryDigest> | undefined, entry: ZipEntry, algorithms: readonly string[]): Buffer | undefined {
+  const known = written?.get(entry.name);
+  if (known === undefined || algorithms.length !== 1 || algorithms[0] !== known.algorithm) return undefined;
+  if (known.dataOffset !== entry.dataOffset || known.compressedSize !== entry.compressedSize) return undefined;
+  return known.digest;
 }

@@ -13,7 +13,7 @@ import { MANIFEST_ENTRY_NAME } from '../v1/entries.ts';
 import { certificateSha256, describeSigner, tryParseCertificate } from './certificates.ts';
 import { Findings, type ApkVerification, type SchemeName, type SignerReport } from './report.ts';
 import { checkSchemeBlock, type SchemeCheck } from './scheme-verify.ts';
-import { digestApkContents } from './content-pass.ts';
+import { digestApkContents, type WrittenEntryDigest } from './content-pass.ts';
 import { checkV1, finishV1, type V1Check } from './v1-verify.ts';
 
 // android.os.Build.VERSION_CODES
@@ -30,6 +30,11 @@ export interface VerifyApkOptions {
   readonly maxSdk?: number;
   /** Clock for the "certificate expired" warning. */
   readonly now?: Date;
+  /**
+   * The signer's digests of the entries it wrote (SignApkResult.written), when the signer checks
+   * its own output: used only where the recomputed v2/v3 content digest proves the bytes (content-pass.ts).
+   */
+  readonly written?: ReadonlyMap<string, WrittenEntryDigest>;
 }
 
 /**
@@ -100,11 +105,19 @@ export async function verifyApk(source: DataSource, options: VerifyApkOptions = 
   // a verified v2/v3/v3.1 signature vouches for (once per algorithm, not per scheme).
   const checks = [v2, v3, v31].filter((c): c is SchemeCheck => c !== null);
   const digestContent = block !== null && checks.some((c) => c.signers.length > 0);
+  const v1Entries = new Map((v1?.entries ?? []).map(({ entry, digests }) => [entry, digests.map((d) => d.hash)]));
   const pass = await digestApkContents(apk, {
-    entries: new Map((v1?.entries ?? []).map(({ entry, digests }) => [entry, digests.map((d) => d.hash)])),
+    entries: v1Entries,
     chunked: digestContent ? chunkedAlgorithmsOf(checks) : [],
     blockOffset: block?.offset ?? null,
+    ...(options.written === undefined ? {} : { written: options.written }),
   });
+  const contentProven = digestContent && compareContentDigests(checks, pass.chunked, findings) && checks.some((c) => c.ok && c.signers.length > 0);
+  if (pass.provisional.size > 0 && !contentProven) {
+    // The signer's digests are not proven to describe these bytes: take them from the file.
+    const again = await digestApkContents(apk, { entries: new Map([...pass.provisional].map((entry) => [entry, v1Entries.get(entry)!])), chunked: [], blockOffset: null });
+    for (const [entry, digests] of again.entries) pass.entries.set(entry, digests);
+  }
   if (v1 !== null) {
     v1 = finishV1(v1, pass.entries, findings);
     // V1SchemeVerifier: X-Android-APK-Signed stripping protection.
@@ -115,7 +128,6 @@ export async function verifyApk(source: DataSource, options: VerifyApkOptions = 
       findings.error('v1', 'META-INF/*.SF indicates the APK is signed using APK Signature Scheme v3, but no such signature was found (stripped)');
     }
   }
-  if (digestContent) compareContentDigests(checks, pass.chunked, findings);
 
   // ApkVerifier: schemes that both verified must name the same signer (v3 may have rotated from it).
   if (v1?.ok && v2?.ok && v2.signers.length > 0) {
@@ -189,7 +201,9 @@ function chunkedAlgorithmsOf(checks: readonly SchemeCheck[]): ChunkedAlgorithm[]
   return [...wanted].filter(isChunkedAlgorithm);
 }
 
-function compareContentDigests(checks: readonly SchemeCheck[], actual: ReadonlyMap<ChunkedAlgorithm, Buffer>, findings: Findings): void {
+/** Records a mismatch (or an unchecked fs-verity digest) per signer; true when every checked digest matched. */
+function compareContentDigests(checks: readonly SchemeCheck[], actual: ReadonlyMap<ChunkedAlgorithm, Buffer>, findings: Findings): boolean {
+  let matched = true;
   for (const check of checks) {
     for (const signer of check.signers) {
       for (const [algorithm, expected] of signer.contentDigests) {
@@ -197,8 +211,12 @@ function compareContentDigests(checks: readonly SchemeCheck[], actual: ReadonlyM
           findings.warn(check.scheme, `signer #${signer.index}: ${algorithm} content digest not checked (fs-verity digests are not computed)`);
           continue;
         }
-        if (!actual.get(algorithm)!.equals(expected)) findings.error(check.scheme, `signer #${signer.index}: ${algorithm} content digest mismatch: the APK was modified after signing`);
+        if (!actual.get(algorithm)!.equals(expected)) {
+          matched = false;
+          findings.error(check.scheme, `signer #${signer.index}: ${algorithm} content digest mismatch: the APK was modified after signing`);
+        }
       }
     }
   }
+  return matched;
 }
