@@ -23,6 +23,14 @@ const COMMANDS: Record<string, CommandGroup> = {
   webhooks: { summary: "Show or rotate an account's webhook signing secret", load: () => import('./commands/webhooks.ts') },
 };
 
+// `signet … | head`: once the reader has gone, the rest of the output has nowhere to go. The
+// command's work (a signed file, say) is already done or still completes; stop writing quietly
+// instead of dying with a stack trace.
+process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+  if (error.code !== 'EPIPE') throw error;
+  process.stdout.destroy();
+});
+
 const program = new Command('signet')
   .description('Sign and distribute iOS and Android apps')
   .showHelpAfterError()

@@ -72,13 +72,16 @@ export class FileSink implements DataSink {
 
   async write(data: Buffer): Promise<void> {
     if (this.closed) throw new Error('FileSink is closed');
-    if (this.pendingLength + data.length <= this.pending.length) {
+    // Only small writes are gathered: a large one (a caller's own batch) would cost a copy and
+    // delay its write until the next one fills the buffer.
+    const large = data.length * 2 >= this.pending.length;
+    if (!large && this.pendingLength + data.length <= this.pending.length) {
       data.copy(this.pending, this.pendingLength);
       this.pendingLength += data.length;
       return;
     }
     await this.flush();
-    if (data.length >= this.pending.length) {
+    if (large) {
       await this.writeFully(data, this.flushed);
       this.flushed += data.length;
     } else {

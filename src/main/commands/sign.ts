@@ -8,6 +8,7 @@ import { InvalidArgumentError, type Command } from 'commander';
 import type { ApkSchemes } from '../../signing/android/index.ts';
 import { FileSource } from '../../signing/data-source.ts';
 import { SigningError } from '../../signing/errors.ts';
+import { collectBetweenPhases } from '../../signing/reclaim.ts';
 
 export type PackageKind = 'apk' | 'ipa' | 'macho';
 
@@ -117,6 +118,7 @@ async function signApkFile(input: string, options: SignCommandOptions): Promise<
     }
     // Without v1, devices below API 24 cannot install the APK: verify for the range it serves.
     const verifyFrom = result.schemes.v1 ? result.minSdk : Math.max(result.minSdk, 24);
+    collectBetweenPhases();
     const check = await FileSource.open(partial);
     const report = await verifyApk(check, { minSdk: verifyFrom, written: result.written }).finally(() => check.close());
     if (!report.verified) {

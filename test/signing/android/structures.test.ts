@@ -167,5 +167,22 @@ describe('chunked content digest', () => {
       digester.endSection();
     }
     assert.ok((await digester.digests()).get('CHUNKED_SHA256')!.equals(reference));
+    // Whole chunks in one piece are hashed where they lie (the signer's output batches), also
+    // after a partly filled chunk and with every other chunk on the thread pool.
+    for (const parallel of [false, true]) {
+      const whole = new ChunkedDigester(['CHUNKED_SHA256'], { parallel });
+      for (const section of sections) {
+        whole.update(section.subarray(0, 3));
+        whole.update(section.subarray(3));
+        whole.endSection();
+      }
+      assert.ok((await whole.digests()).get('CHUNKED_SHA256')!.equals(reference), `parallel: ${parallel}`);
+      const aligned = new ChunkedDigester(['CHUNKED_SHA256'], { parallel });
+      for (const section of sections) {
+        aligned.update(section);
+        aligned.endSection();
+      }
+      assert.ok((await aligned.digests()).get('CHUNKED_SHA256')!.equals(reference), `parallel: ${parallel}`);
+    }
   });
 });

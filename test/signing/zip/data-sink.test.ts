@@ -30,6 +30,20 @@ test('FileSink coalesces small writes, passes large ones through, and patches in
   assert.equal(memory.toBuffer().subarray(0, 3).toString(), 'aZZ');
 });
 
+test('FileSink writes a write of half its buffer or more at once, without copying it', async () => {
+  const dir = testOutputDir('zip', 'sink-large');
+  mkdirSync(dir, { recursive: true });
+  const file = path.join(dir, 'out.bin');
+  const sink = await FileSink.create(file, { bufferSize: 16 });
+  await sink.write(Buffer.from('ab'));
+  await sink.write(Buffer.alloc(8, 'c'));
+  // Both are in the file before close: the small one flushed ahead of the large one.
+  assert.equal(readFileSync(file).toString(), 'abcccccccc');
+  await sink.write(Buffer.alloc(16, 'd'));
+  assert.equal(readFileSync(file).length, 26);
+  await sink.close();
+});
+
 test('overwrites must stay inside what was written', async () => {
   const memory = new MemorySink();
   await memory.write(Buffer.from('1234'));

@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync, symlinkSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, test } from 'node:test';
-import { FileSource } from '../../../src/signing/data-source.ts';
+import { BufferSource, FileSource, type DataSource } from '../../../src/signing/data-source.ts';
 import { ZipReader, S_IFLNK, dosToDate, parseExtraFields, parseUnixExtras } from '../../../src/signing/zip/index.ts';
 import { sharedFixture, needsSharedFixtures, testOutputDir } from '../../support/fixtures.ts';
 import { buildZip } from '../../support/zip-builder.ts';
@@ -103,6 +104,19 @@ describe('ZipReader on built archives', () => {
       // Stopping after the first chunk releases the inflater without hanging or throwing.
       for await (const chunk of zip.contentChunks(entry)) { assert.ok(chunk.length > 0); break; }
     }
+  });
+
+  test('opening reads the headers, not the data between them', async () => {
+    // Medium entries (the images of a large app): their headers are 48 KiB apart.
+    const entries = Array.from({ length: 40 }, (_, i) => ({ name: `res/img_${i}.png`, data: randomBytes(48 * 1024), method: 0 }));
+    const { bytes } = buildZip([...entries, ...Array.from({ length: 40 }, (_, i) => ({ name: `res/layout/s${i}.xml`, data: `<a id="${i}"/>`, method: 8 }))]);
+    let read = 0;
+    const source = new BufferSource(bytes);
+    const counting: DataSource = { size: source.size, close: () => source.close(), read: (offset, length) => { read += length; return source.read(offset, length); } };
+    const zip = await ZipReader.open(counting);
+    assert.equal(zip.entries.length, 80);
+    // The central directory, the EoCD search and 80 headers: a few KiB each, not 40 images.
+    assert.ok(read < 256 * 1024, `read ${read} bytes of ${bytes.length}`);
   });
 
   test('empty archive', async () => {

@@ -10,11 +10,15 @@ import { once } from 'node:events';
 import { createHash, type Hash } from 'node:crypto';
 import { constants as zlibConstants, crc32, createInflateRaw, inflateRawSync, type InflateRaw } from 'node:zlib';
 import { SigningError } from '../../errors.ts';
+import { droppedBuffers } from '../../reclaim.ts';
 
 // Inflated bytes per step on the pool (each step is one job and one callback on the main thread).
-const INFLATE_CHUNK = 512 * 1024;
+// Below bin/signet's malloc mmap threshold (256 KiB), so the output buffers come from the heap
+// and are reused rather than mapped and faulted in afresh (measured with bench/apk.ts: 512 KiB
+// cost ~0.1 s of page faults; fewer callbacks did not make up for it).
+const INFLATE_CHUNK = 128 * 1024;
 // Compressed bytes queued for one inflater before its writer waits.
-const INFLATE_QUEUE = 4 * 1024 * 1024;
+const INFLATE_QUEUE = 1024 * 1024;
 // Size of the copy buffers that hold an entry's raw bytes until zlib consumed them (the reader's block).
 const INFLATE_COPY = 1024 * 1024;
 // Entries inflating in the background at once (each pins up to INFLATE_QUEUE of input).
@@ -82,12 +86,15 @@ export class EntryContentHasher {
       return;
     }
     if (this.inflater === null) {
-      // Large output chunks: fewer callbacks into JS for big dex files. finishFlush SYNC: a
-      // truncated stream is reported by the size check below rather than as a bare zlib error.
+      // finishFlush SYNC: a truncated stream is reported by the size check below rather than as
+      // a bare zlib error.
       // zlib streams are Transform streams and take their buffering options too.
       const options = { chunkSize: INFLATE_CHUNK, finishFlush: zlibConstants.Z_SYNC_FLUSH, writableHighWaterMark: INFLATE_QUEUE };
       this.inflater = createInflateRaw(options);
-      this.inflater.on('data', (chunk: Buffer) => this.account(chunk));
+      this.inflater.on('data', (chunk: Buffer) => {
+        this.account(chunk);
+        droppedBuffers(chunk.length);
+      });
       this.inflater.on('error', (error) => {
         this.inflateError ??= error;
       });

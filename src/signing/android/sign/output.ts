@@ -3,7 +3,9 @@
 // copied into 1 MiB batch buffers, reused once the sink has written them (callers may reuse
 // their pieces at once: see sequential-reader.ts), and up to a few batches are in flight, so the
 // sink's I/O overlaps the reading and hashing of the next entries; a writer waits only for the
-// oldest batch, never for the queue to empty.
+// oldest batch, never for the queue to empty. The digester is fed whole batches: a batch spans
+// [k MiB, k+1 MiB) of the file, exactly a content-digest chunk, which is then hashed in place
+// rather than copied once more (content-digest.ts).
 import type { DataSink } from '../../data-sink.ts';
 import { SigningError } from '../../errors.ts';
 import type { ChunkedDigester } from '../content-digest.ts';
@@ -18,6 +20,8 @@ export class OutputWriter {
   private readonly spare: Buffer[] = [];
   private batch: Buffer | null = null;
   private batchBytes = 0;
+  // Bytes of the current batch already given to the digester.
+  private digested = 0;
   private queue: Promise<void> = Promise.resolve();
   private queued = 0;
   private waiters: (() => void)[] = [];
@@ -36,7 +40,6 @@ export class OutputWriter {
     if (chunk.length === 0) return;
     if (this.failure !== null) throw this.failure;
     this.offset += chunk.length;
-    this.digester?.update(chunk);
     let done = 0;
     while (done < chunk.length) {
       this.batch ??= this.spare.pop() ?? Buffer.allocUnsafe(BATCH_BYTES);
@@ -44,7 +47,10 @@ export class OutputWriter {
       chunk.copy(this.batch, this.batchBytes, done, done + take);
       this.batchBytes += take;
       done += take;
-      if (this.batchBytes === BATCH_BYTES) this.sendBatch();
+      if (this.batchBytes === BATCH_BYTES) {
+        this.digestBatch();
+        this.sendBatch();
+      }
     }
     while (this.queued > MAX_QUEUED && this.failure === null) await new Promise<void>((resolve) => this.waiters.push(resolve));
     await this.digester?.ready();
@@ -52,11 +58,19 @@ export class OutputWriter {
 
   /** Stops feeding the digester (for bytes outside the digested sections). */
   detachDigester(): void {
+    this.digestBatch();
     this.digester = null;
+  }
+
+  /** Feeds the digester the current batch's bytes it has not seen yet. */
+  private digestBatch(): void {
+    if (this.digester !== null && this.batch !== null && this.batchBytes > this.digested) this.digester.update(this.batch.subarray(this.digested, this.batchBytes));
+    this.digested = this.batchBytes;
   }
 
   /** Waits until everything written reached the sink; rethrows a sink failure. */
   async drain(): Promise<void> {
+    this.digestBatch();
     this.sendBatch();
     await this.queue;
     if (this.failure !== null) throw this.failure;
@@ -68,6 +82,7 @@ export class OutputWriter {
     const bytes = batch.subarray(0, this.batchBytes);
     this.batch = null;
     this.batchBytes = 0;
+    this.digested = 0;
     this.queued += 1;
     this.queue = this.queue.then(async () => {
       try {
