@@ -6,31 +6,32 @@
 // limit (64 MB) and forces a full collection. Where the process exposes V8's `gc` (bin/signet
 // runs node with --expose-gc), a young-generation collection after every RECLAIM_BYTES of such
 // buffers frees them while they are still young; the few that ordinary scavenges promoted in
-// the meantime go at a full collection every FULL_RECLAIM_BYTES (~10 ms with the signer's
+// the meantime go at a full collection every fourth time (~10 ms with the signer's
 // ~20 MB heap). Measured with bench/apk.ts (six 10 MiB dex files among 191 MiB), `signet sign`:
 // peak RSS 155 MiB without, 110-126 MiB with young collections alone, 105 MiB with both, for
 // ~0.05 s of CPU. Without an exposed `gc` (tests, other hosts) this does nothing and memory is
 // reclaimed as before, only later.
 const RECLAIM_BYTES = 4 * 1024 * 1024;
-const FULL_RECLAIM_BYTES = 16 * 1024 * 1024;
-
-type Collect = (options: { type: 'minor' | 'major' }) => void;
+// Every FULL_EVERY-th collection is a full one (every 16 MiB).
+const FULL_EVERY = 4;
 
 let dropped = 0;
-let droppedSinceFull = 0;
+let collections = 0;
 
-/** Notes `bytes` of buffers just dropped; collects the young generation every RECLAIM_BYTES. */
+/** Notes `bytes` of buffers just dropped; collects every RECLAIM_BYTES (see above). */
 export function droppedBuffers(bytes: number): void {
   dropped += bytes;
   if (dropped < RECLAIM_BYTES) return;
-  droppedSinceFull += dropped;
   dropped = 0;
-  const full = droppedSinceFull >= FULL_RECLAIM_BYTES;
-  if (full) droppedSinceFull = 0;
-  (globalThis as { gc?: Collect }).gc?.({ type: full ? 'major' : 'minor' });
+  collections += 1;
+  collect(collections % FULL_EVERY === 0 ? 'major' : 'minor');
 }
 
 /** A full collection, where `gc` is exposed: between phases that each build large short-lived structures. */
 export function collectBetweenPhases(): void {
-  (globalThis as { gc?: Collect }).gc?.({ type: 'major' });
+  collect('major');
+}
+
+function collect(type: 'minor' | 'major'): void {
+  (globalThis as { gc?: (options: { type: 'minor' | 'major' }) => void }).gc?.({ type });
 }
