@@ -2,7 +2,7 @@
 // stored (snake_case, ISO timestamps; see schema.ts); the HTTP layer shapes them into API JSON.
 // All methods that take `accountId` scope the query to that account, so a foreign id reads as
 // "not found" and never leaks another account's data.
-import type { Credential } from '../tasks/signer.ts';
+import type { Credential } from './credential.ts';
 import type { AppLinkRow, DistributionRow } from './distribution-tables.ts';
 import type { DeveloperAccountRepository } from './repositories/developer-accounts.ts';
 import type { SuperSignatureRepository } from './repositories/super-signature.ts';

@@ -8,10 +8,10 @@ import { sql } from 'kysely';
 import { publicBaseUrl, type Config } from '../config.ts';
 import { openDatabase, type Db } from '../db/database.ts';
 import { DistributionService } from '../distribution/service.ts';
-import { DeviceFlow } from '../distribution/super/device-flow.ts';
-import type { DeviceBuildSigner } from '../distribution/super/device-signer.ts';
-import { EnrollmentService } from '../distribution/super/enrollment.ts';
-import { resigningDeviceSigner } from '../distribution/super/resigning-device-signer.ts';
+import { DeviceFlow } from '../super-signature/device-flow.ts';
+import type { DeviceBuildSigner } from '../super-signature/device-signer.ts';
+import { EnrollmentService } from '../super-signature/enrollment.ts';
+import { resigningDeviceSigner } from '../super-signature/resigning-device-signer.ts';
 import { buildHttpApp } from '../http/app.ts';
 import { openJobQueue, type QueueTuning } from '../queue/open-job-queue.ts';
 import type { JobQueue, Worker } from '../queue/job-queue.ts';
@@ -19,17 +19,17 @@ import { FileSource } from '../signing/data-source.ts';
 import { inspectPackage } from '../signing/inspect/index.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
 import { openBlobStore } from '../storage/open-blob-store.ts';
-import { ApiKeyService } from '../tasks/api-keys.ts';
-import { AppService } from '../tasks/apps.ts';
-import { CertificateService, type ProfileReader } from '../tasks/certificates.ts';
-import type { Signer } from '../tasks/signer.ts';
-import { TaskService } from '../tasks/tasks.ts';
-import { UploadService, type PackageInspector } from '../tasks/uploads.ts';
-import { WebhookService } from '../tasks/webhooks.ts';
-import { DeveloperAccountService } from '../tasks/developer-accounts.ts';
-import { SuperTaskSigner } from '../tasks/super-signer.ts';
-import { SignerPool } from '../tasks/signer-pool.ts';
-import { TaskWorker } from '../tasks/worker.ts';
+import { ApiKeyService } from '../services/api-keys.ts';
+import { AppService } from '../services/apps.ts';
+import { CertificateService, type ProfileReader } from '../services/certificates.ts';
+import type { Signer } from '../services/signer.ts';
+import { TaskService } from '../services/tasks.ts';
+import { UploadService, type PackageInspector } from '../services/uploads.ts';
+import { WebhookService } from '../services/webhooks.ts';
+import { DeveloperAccountService } from '../services/developer-accounts.ts';
+import { SuperTaskSigner } from '../super-signature/super-task-signer.ts';
+import { SignerPool } from '../services/signer-pool.ts';
+import { TaskWorker } from '../services/worker.ts';
 import { productionSigners, productionProfileReader } from './signers.ts';
 
 export interface ServiceOverrides {
@@ -108,7 +108,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     // UDID-capture profiles are signed with SIGNET_PROFILE_SIGNING_*, else the TLS pair, else not
     // at all; the CMS code loads only when there is something to sign with.
     const profileSigningFiles = config.profileSigning ?? config.tls;
-    const profileSigner = profileSigningFiles === null ? null : await (await import('../distribution/super/profile-signer.ts')).loadProfileSigner(profileSigningFiles);
+    const profileSigner = profileSigningFiles === null ? null : await (await import('../super-signature/profile-signer.ts')).loadProfileSigner(profileSigningFiles);
     const enrollments = new EnrollmentService({
       db,
       queue,

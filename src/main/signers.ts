@@ -1,22 +1,22 @@
 // The production signing engines and the provisioning-profile reader. Engines run on the
 // SignerPool's worker threads (loaded there on first use); a platform missing here fails its
 // tasks with `signer_unavailable`, never with a fake success. iOS super-signing is not wired yet.
-import type { ProfileReader } from '../tasks/certificates.ts';
-import type { Signer } from '../tasks/signer.ts';
-import type { SignerPool } from '../tasks/signer-pool.ts';
+import type { ProfileReader } from '../services/certificates.ts';
+import type { Signer } from '../services/signer.ts';
+import type { SignerPool } from '../services/signer-pool.ts';
 
 export function productionSigners(pool: SignerPool): Signer[] {
   return [
     pool.signer({
       platform: 'android',
       certTypes: ['enterprise'],
-      module: new URL('../tasks/signers/android.ts', import.meta.url).href,
+      module: new URL('../services/signers/android.ts', import.meta.url).href,
       exportName: 'AndroidSigner',
     }),
     pool.signer({
       platform: 'ios',
       certTypes: ['enterprise'],
-      module: new URL('../tasks/signers/ios.ts', import.meta.url).href,
+      module: new URL('../services/signers/ios.ts', import.meta.url).href,
       exportName: 'IosEnterpriseSigner',
     }),
   ];

@@ -7,7 +7,7 @@ import { Api } from '../support/api-client.ts';
 import { FakeAppStoreConnect, needsAscSpec, type FakeTeam } from '../support/asc-server.ts';
 import { testPki } from '../support/pki.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { accountForm } from '../distribution/super/harness.ts';
+import { accountForm } from '../super-signature/harness.ts';
 
 describe('developer accounts API', needsAscSpec(), () => {
   let asc: FakeAppStoreConnect;

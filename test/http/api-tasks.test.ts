@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { UploadService } from '../../src/tasks/uploads.ts';
+import { UploadService } from '../../src/services/uploads.ts';
 import { Api } from '../support/api-client.ts';
 import { tinyApk, tinyIpa } from '../support/app-packages.ts';
 import { testPki } from '../support/pki.ts';

@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { ApiKeyService } from '../../src/tasks/api-keys.ts';
+import { ApiKeyService } from '../../src/services/api-keys.ts';
 import { Api } from '../support/api-client.ts';
 import { tinyApk } from '../support/app-packages.ts';
 import { testPki } from '../support/pki.ts';

@@ -2,7 +2,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { TokenBuckets } from '../../src/http/rate-limit.ts';
-import { ApiKeyService } from '../../src/tasks/api-keys.ts';
+import { ApiKeyService } from '../../src/services/api-keys.ts';
 import { Api } from '../support/api-client.ts';
 import { startTestServer } from '../support/server.ts';
 

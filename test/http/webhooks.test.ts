@@ -6,7 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { verifyWebhookSignature, webhookSignature } from '../../src/tasks/webhooks.ts';
+import { verifyWebhookSignature, webhookSignature } from '../../src/services/webhooks.ts';
 import { Api } from '../support/api-client.ts';
 import { tinyApk } from '../support/app-packages.ts';
 import { testPki } from '../support/pki.ts';

@@ -4,7 +4,7 @@
 // Like bin/signet, it enables Node's compile cache before loading the service, so the child's
 // memory profile matches production (test/support/server.ts also passes bin/signet's V8 flags).
 import module from 'node:module';
-import type { Signer } from '../../src/tasks/signer.ts';
+import type { Signer } from '../../src/services/signer.ts';
 
 module.enableCompileCache?.();
 const { loadConfig } = await import('../../src/config.ts');

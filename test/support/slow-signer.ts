@@ -6,7 +6,7 @@
 import { copyFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SigningError } from '../../src/signing/errors.ts';
-import type { Platform, SignRequest, SignResult, Signer } from '../../src/tasks/signer.ts';
+import type { Platform, SignRequest, SignResult, Signer } from '../../src/services/signer.ts';
 
 export function slowCopySigner(platform: Platform, delayMs: number): Signer {
   return {

@@ -2,7 +2,7 @@
 // opened by `credential()`, i.e. by the worker right before signing; listings never decrypt.
 import type { Kysely } from 'kysely';
 import { AppError } from '../../errors.ts';
-import type { Credential } from '../../tasks/signer.ts';
+import type { Credential } from '../credential.ts';
 import { newId } from '../ids.ts';
 import type { CertificateRepository } from '../repositories.ts';
 import type { CertificateRow, Database } from '../schema.ts';

@@ -3,7 +3,7 @@
 // request log carries the key id once authenticated.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.ts';
-import type { Principal } from '../../tasks/principal.ts';
+import type { Principal } from '../../services/principal.ts';
 import type { TokenBuckets } from '../rate-limit.ts';
 
 declare module 'fastify' {

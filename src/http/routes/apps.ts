@@ -1,7 +1,7 @@
 // Apps: uploaded packages grouped by platform and bundle id, with their uploads and tasks.
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { AppService } from '../../tasks/apps.ts';
+import type { AppService } from '../../services/apps.ts';
 import { principalOf } from '../plugins/auth.ts';
 import { envelope, responses } from '../schemas/common.ts';
 import { AppDetail, AppSummary, IdParam } from '../schemas/resources.ts';

@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { AppError } from '../../errors.ts';
-import type { CertificateInput, CertificateService } from '../../tasks/certificates.ts';
+import type { CertificateInput, CertificateService } from '../../services/certificates.ts';
 import { type MultipartForm, readMultipartForm } from '../multipart-form.ts';
 import { principalOf } from '../plugins/auth.ts';
 import { envelope, responses } from '../schemas/common.ts';

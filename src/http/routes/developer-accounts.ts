@@ -3,7 +3,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { AppError } from '../../errors.ts';
-import type { DeveloperAccountInput, DeveloperAccountService } from '../../tasks/developer-accounts.ts';
+import type { DeveloperAccountInput, DeveloperAccountService } from '../../services/developer-accounts.ts';
 import { type MultipartForm, readMultipartForm } from '../multipart-form.ts';
 import { principalOf } from '../plugins/auth.ts';
 import { envelope, NullableString, responses, Timestamp } from '../schemas/common.ts';

@@ -1,7 +1,7 @@
 // Task routes: create (with Idempotency-Key), read, list, cancel, and the signed artifact.
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { TaskService } from '../../tasks/tasks.ts';
+import type { TaskService } from '../../services/tasks.ts';
 import { principalOf } from '../plugins/auth.ts';
 import { envelope, responses } from '../schemas/common.ts';
 import { sendFile } from '../send-file.ts';

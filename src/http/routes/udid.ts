@@ -8,9 +8,9 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { renderMessagePage } from '../../distribution/page.ts';
 import type { DistributionService, Release } from '../../distribution/service.ts';
-import { MAX_DEVICE_RESPONSE_BYTES } from '../../distribution/super/mobileconfig.ts';
-import type { EnrollmentService } from '../../distribution/super/enrollment.ts';
-import { withEnrollment } from '../../distribution/super/install-section.ts';
+import { MAX_DEVICE_RESPONSE_BYTES } from '../../super-signature/mobileconfig.ts';
+import type { EnrollmentService } from '../../super-signature/enrollment.ts';
+import { withEnrollment } from '../../super-signature/install-section.ts';
 import { AppError, errorCodeOf } from '../../errors.ts';
 import { statusOf } from '../error-status.ts';
 import { accessOf } from './install-pages.ts';

@@ -5,7 +5,7 @@
 // byte above ours: the blob store's maxBytes trips first, and a truncated part is still checked.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.ts';
-import type { UploadService } from '../../tasks/uploads.ts';
+import type { UploadService } from '../../services/uploads.ts';
 import { principalOf } from '../plugins/auth.ts';
 import { envelope, responses } from '../schemas/common.ts';
 import { Upload } from '../schemas/resources.ts';

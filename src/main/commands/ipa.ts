@@ -8,7 +8,7 @@ import { SigningError } from '../../signing/errors.ts';
 import { parsePlist, type PlistDict } from '../../signing/plist/index.ts';
 import { parseProvisioningProfile, type ProvisioningProfile } from '../../signing/ios/profile/index.ts';
 import { describeIpaVerification, verifyIpa } from '../../signing/ios/verify-ipa/index.ts';
-import { resignIpaFile } from '../../tasks/signers/ios.ts';
+import { resignIpaFile } from '../../services/signers/ios.ts';
 
 export interface IpaSignOptions {
   output: string;

@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.ts';
 import { openDatabase, type Db } from '../../db/database.ts';
-import { ApiKeyService } from '../../tasks/api-keys.ts';
+import { ApiKeyService } from '../../services/api-keys.ts';
 
 async function withKeys<T>(fn: (keys: ApiKeyService) => Promise<T>): Promise<T> {
   const db: Db = await openDatabase(loadConfig(process.env));

@@ -3,7 +3,7 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.ts';
 import { openDatabase } from '../../db/database.ts';
-import { WebhookService } from '../../tasks/webhooks.ts';
+import { WebhookService } from '../../services/webhooks.ts';
 
 export function register(program: Command): void {
   const webhooks = program.command('webhooks').description('Webhook settings');

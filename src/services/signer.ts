@@ -1,0 +1,29 @@
+// The seam between the task worker and the signing engines. The worker hands a Signer a local
+// input file, the decrypted credential and an output path; the Signer signs AND verifies the
+// output (no unverified artifact ever leaves it) or throws an AppError/SigningError whose code
+// becomes the task's error.code. src/main wires one Signer per (platform, cert_type).
+import type { Credential } from '../db/credential.ts';
+export type Platform = 'ios' | 'android';
+export type CertType = 'enterprise' | 'super';
+
+export interface SignRequest {
+  platform: Platform;
+  certType: CertType;
+  inputPath: string;
+  outputPath: string;
+  credential: Credential;
+  signal: AbortSignal;
+}
+
+export interface SignResult {
+  /** Identity of the signed app as it now is (bundle id may have changed for iOS overrides). */
+  app: { bundleId: string | null; name: string | null; version: string | null; build: string | null };
+  /** What the verifier checked, for the task record (e.g. ["v1", "v2", "v3"] or slice summaries). */
+  verification: string[];
+}
+
+export interface Signer {
+  readonly platform: Platform;
+  readonly certTypes: readonly CertType[];
+  sign(request: SignRequest): Promise<SignResult>;
+}

@@ -1,0 +1,67 @@
+// The DeviceBuildSigner backed by the iOS re-signer (src/signing/ios/resign, through the iOS
+// task signer's resignIpaFile: re-sign into a partial file, verify with `signet verify`'s checks,
+// rename). Every device build is a whole-app re-sign of the task's upload for the device's ad-hoc
+// profile; a super task's prepared build is the same re-sign with a template profile
+// (template-profile.ts). Apple's .p12 exports carry no intermediates, so the chain is completed
+// from SIGNET_APPLE_CA_DIR. Engines load on first use.
+import { readdir, readFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { Identity } from '../signing/cms/index.ts';
+import type { ProvisioningProfile } from '../signing/ios/profile/index.ts';
+import type { DeviceBuildRequest, DeviceBuildResult, DeviceBuildSigner, PrepareRequest, PrepareResult } from './device-signer.ts';
+
+export interface ResigningDeviceSignerOptions {
+  /** SIGNET_APPLE_CA_DIR: Apple WWDR intermediates and roots (DER or PEM) completing p12 chains. */
+  appleCaDir?: string | null;
+  /** Mach-O signing threads per build (the re-signer's pool; 0 = in-process). */
+  workers?: number;
+}
+
+export function resigningDeviceSigner(options: ResigningDeviceSignerOptions = {}): DeviceBuildSigner {
+  let caCertificates: Promise<Buffer[]> | null = null;
+
+  const identityOf = async (p12: Buffer, password: string): Promise<Identity> => {
+    const { loadIdentity, completeAppleChain, parseCertificateBundle } = await import('../signing/cms/index.ts');
+    caCertificates ??= loadCaDirectory(options.appleCaDir ?? null, parseCertificateBundle);
+    return completeAppleChain(await loadIdentity(p12, { password }), { caCertificates: await caCertificates });
+  };
+
+  const resign = async (inputPath: string, outputPath: string, identity: Identity, profile: ProvisioningProfile, signal?: AbortSignal) => {
+    const { resignIpaFile, asVerificationFailure } = await import('../services/signers/ios.ts');
+    try {
+      return await resignIpaFile(inputPath, outputPath, { identity, profiles: [profile], ...(options.workers === undefined ? {} : { workers: options.workers }), ...(signal ? { signal } : {}) });
+    } catch (error) {
+      throw asVerificationFailure(error);
+    }
+  };
+
+  return {
+    async sign(request: DeviceBuildRequest): Promise<DeviceBuildResult> {
+      const { parseProvisioningProfile } = await import('../signing/ios/profile/index.ts');
+      const identity = await identityOf(request.p12, request.password);
+      const { verification } = await resign(request.inputPath, request.outputPath, identity, parseProvisioningProfile(request.profile), request.signal);
+      return { mode: 'full', verification: verification.bundles.map((b) => `${b.path || 'app'}: verified`) };
+    },
+
+    identity: identityOf,
+
+    async prepare(request: PrepareRequest): Promise<PrepareResult> {
+      const { parseProvisioningProfile } = await import('../signing/ios/profile/index.ts');
+      const { buildTemplateProfile } = await import('./template-profile.ts');
+      const identity = await identityOf(request.p12, request.password);
+      const template = buildTemplateProfile({ identity, teamId: request.teamId, teamName: request.teamName, bundleId: request.appIdPattern });
+      const { result } = await resign(request.inputPath, request.outputPath, identity, parseProvisioningProfile(template), request.signal);
+      return {
+        app: result.app,
+        verification: [`prepared: ${result.bundles.length} bundle(s) signed for team ${request.teamId} with a template profile; each device gets its own build`],
+      };
+    },
+  };
+}
+
+async function loadCaDirectory(dir: string | null, parse: (bytes: Buffer) => Buffer[]): Promise<Buffer[]> {
+  if (dir === null) return [];
+  const names = await readdir(dir);
+  const files = await Promise.all(names.map((name) => readFile(path.join(dir, name)).catch(() => null)));
+  return files.flatMap((bytes) => (bytes === null ? [] : parse(bytes)));
+}
