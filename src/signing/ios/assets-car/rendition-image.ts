@@ -33,15 +33,14 @@ function unsupported(message: string): SigningError {
 export function renditionPng(csi: CsiHeader): Buffer {
   const tag = csi.data.toString('latin1', 0, 4);
   if (tag === 'DWAR') return rawDataPng(csi.data);
-  if (tag !== 'MLEC') throw unsupported(`data kind "${tag.replace(/[^\x20-\x7e]/g, '?')}" (${csi.pixelFormat}) is not a bitmap`);
-  const bpp = BYTES_PER_PIXEL[csi.pixelFormat];
-  if (bpp === undefined) throw unsupported(`pixel format "${csi.pixelFormat}" is not supported`);
+  checkRenditionEncoding(csi);
+  const bpp = BYTES_PER_PIXEL[csi.pixelFormat]!;
   const { width, height } = csi;
   if (width === 0 || height === 0 || width > MAX_IMAGE_SIDE || height > MAX_IMAGE_SIDE) throw invalid(`implausible size ${width}×${height}`);
   const strideProperty = csi.properties.get(PROPERTY_BYTES_PER_ROW);
   const stride = strideProperty !== undefined && strideProperty.length >= 4 ? strideProperty.readUInt32LE(0) : width * bpp;
-  // Rows may be padded, but only a little (CoreGraphics aligns rows to at most 64 bytes).
-  if (stride < width * bpp || stride > width * bpp + 64) throw invalid(`row stride ${stride} does not fit ${width} pixels of ${bpp} bytes`);
+  // Rows may be padded, but only a little (real catalogs align rows to at most 256 bytes).
+  if (stride < width * bpp || stride > width * bpp + 256) throw invalid(`row stride ${stride} does not fit ${width} pixels of ${bpp} bytes`);
   const pixels = celmPixels(csi.data, stride, height);
   return encodeRgbaPng(toRgba(pixels, csi.pixelFormat, width, height, stride), width, height);
 }
