@@ -4,12 +4,12 @@
 //   - IDAT holds a raw deflate stream (no zlib header or Adler-32);
 //   - pixels are BGRA with premultiplied alpha.
 // We unfilter the scanlines, swap to RGBA, undo the premultiplication and write an ordinary PNG
-// (filter 0 on every row, zlib-wrapped IDAT). Sources: the PNG spec (W3C REC-PNG, §9 filtering,
-// §11 chunks) and the widely documented CgBI layout (e.g. pngdefry, iOS-PNG-Normalizer).
-import { crc32, deflateSync, inflateRawSync } from 'node:zlib';
+// with the engines' PNG writer. Sources: the PNG spec (W3C REC-PNG, §9 filtering, §11 chunks) and
+// the widely documented CgBI layout (e.g. pngdefry, iOS-PNG-Normalizer).
+import { inflateRawSync } from 'node:zlib';
 import { AppError } from '../errors.ts';
+import { encodeRgbaPng, PNG_SIGNATURE as SIGNATURE } from '../signing/png/index.ts';
 
-const SIGNATURE = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
 const MAX_PIXELS = 4096 * 4096; // app icons are 1024×1024 at most; refuse anything absurd
 
 class IconError extends AppError {
@@ -59,30 +59,17 @@ export function normalizePng(bytes: Buffer): Buffer {
   if (raw.length !== expected) throw new IconError(`CgBI image data has ${raw.length} bytes, expected ${expected}`);
 
   const pixels = unfilter(raw, width, height, 4);
-  const out = Buffer.alloc(expected);
-  for (let y = 0; y < height; y++) {
-    const row = y * (stride + 1);
-    out[row] = 0; // filter type None
-    for (let x = 0; x < width; x++) {
-      const i = y * stride + x * 4;
-      const o = row + 1 + x * 4;
-      const b = pixels[i]!, g = pixels[i + 1]!, r = pixels[i + 2]!, a = pixels[i + 3]!;
-      // Undo premultiplied alpha; fully transparent pixels carry no colour.
-      out[o] = a === 0 ? 0 : Math.min(255, Math.round((r * 255) / a));
-      out[o + 1] = a === 0 ? 0 : Math.min(255, Math.round((g * 255) / a));
-      out[o + 2] = a === 0 ? 0 : Math.min(255, Math.round((b * 255) / a));
-      out[o + 3] = a;
-    }
+  const rgba = Buffer.alloc(stride * height);
+  for (let i = 0; i < rgba.length; i += 4) {
+    const b = pixels[i]!, g = pixels[i + 1]!, r = pixels[i + 2]!, a = pixels[i + 3]!;
+    // Undo premultiplied alpha; fully transparent pixels carry no colour.
+    rgba[i] = a === 0 ? 0 : Math.min(255, Math.round((r * 255) / a));
+    rgba[i + 1] = a === 0 ? 0 : Math.min(255, Math.round((g * 255) / a));
+    rgba[i + 2] = a === 0 ? 0 : Math.min(255, Math.round((b * 255) / a));
+    rgba[i + 3] = a;
   }
-
   const kept = chunks.filter((c) => !['CgBI', 'IHDR', 'IDAT', 'IEND'].includes(c.type) && isSafeToCopy(c.type));
-  return Buffer.concat([
-    SIGNATURE,
-    encodeChunk('IHDR', ihdr.data),
-    ...kept.map((c) => encodeChunk(c.type, c.data)),
-    encodeChunk('IDAT', deflateSync(out, { level: 9 })),
-    encodeChunk('IEND', Buffer.alloc(0)),
-  ]);
+  return encodeRgbaPng(rgba, width, height, kept);
 }
 
 /** Reads width and height of a standard or CgBI PNG. */
@@ -105,15 +92,6 @@ function readChunks(bytes: Buffer): Chunk[] {
     if (type === 'IEND') return chunks;
   }
   throw new IconError('PNG ends without an IEND chunk');
-}
-
-function encodeChunk(type: string, data: Buffer): Buffer {
-  const header = Buffer.alloc(8);
-  header.writeUInt32BE(data.length, 0);
-  header.write(type, 4, 'latin1');
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(data, crc32(header.subarray(4))), 0);
-  return Buffer.concat([header, data, crc]);
 }
 
 // PNG §14.2: ancillary chunks whose 4th letter is lower case may be copied by editors that do not

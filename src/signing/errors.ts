@@ -44,6 +44,8 @@ export const SIGNING_ERRORS = {
   entitlements_not_granted: 'The requested entitlements are not granted by the provisioning profile.',
   override_invalid: 'A requested Info.plist override (bundle id, display name or version) is not valid.',
   ipa_signature_invalid: 'The signed .ipa does not verify (a code signature, resource seal or profile check failed).',
+  asset_catalog_invalid: 'The compiled asset catalog (Assets.car) is malformed.',
+  asset_catalog_unsupported: 'The compiled asset catalog (Assets.car) stores the image in a form Signet cannot decode.',
   incremental_template_mismatch: 'The prepared build cannot take this profile incrementally (entitlements or signature layout differ); re-sign the app in full.',
 } as const;
 

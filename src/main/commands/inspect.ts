@@ -48,7 +48,7 @@ function describe(info: PackageInfo): string {
   if (info.icon === null) {
     rows.push(['Icon', `none — ${info.iconIssue ?? 'not found'}`]);
   } else {
-    const facts = [info.icon.cgbi ? 'Apple CgBI PNG' : info.icon.format.toUpperCase()];
+    const facts = [info.icon.cgbi ? 'Apple CgBI PNG' : info.icon.source === 'asset-catalog' ? 'PNG decoded from the asset catalog' : info.icon.format.toUpperCase()];
     if (info.icon.width !== null) facts.push(`${info.icon.width}×${info.icon.height}`);
     if (info.icon.density !== null) facts.push(`${info.icon.density} dpi`);
     if (info.icon.source === 'adaptive-foreground') facts.push('adaptive icon foreground only');

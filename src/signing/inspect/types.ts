@@ -18,8 +18,11 @@ export interface PackageIcon {
   readonly height: number | null;
   /** The image bytes, or null when icon bytes were not requested. */
   readonly bytes: Buffer | null;
-  /** Android: `legacy` (complete icon), `adaptive-foreground`, `xml-bitmap`; iOS: `bundle`. */
-  readonly source: 'legacy' | 'adaptive-foreground' | 'xml-bitmap' | 'bundle';
+  /**
+   * Android: `legacy` (complete icon), `adaptive-foreground`, `xml-bitmap`; iOS: `bundle` (a loose
+   * PNG) or `asset-catalog` (decoded from Assets.car into a standard PNG; `path` is the catalog).
+   */
+  readonly source: 'legacy' | 'adaptive-foreground' | 'xml-bitmap' | 'bundle' | 'asset-catalog';
   /** Android: dpi of the chosen variant. */
   readonly density: number | null;
 }
