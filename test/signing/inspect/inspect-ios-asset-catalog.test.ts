@@ -25,7 +25,7 @@ const solid = (w: number, rgb: [number, number, number]): Buffer => {
   return b;
 };
 
-describe('inspectPackage: icon only in Assets.car (public app)', needsSharedFixtures(), () => {
+describe('inspectPackage: icon only in Assets.car (public app)', needsSharedFixtures('ios/assets-car'), () => {
   it('shows the real icon of the sentry-cli DemoApp once its loose PNGs are gone', async () => {
     const original = readFileSync(sharedFixture('ios/assets-car/sentry-cli/ipa_with_asset.ipa')!);
     const zip = await ZipReader.open(new BufferSource(original));

@@ -36,7 +36,7 @@ function meanDifferenceAfterDownscale(big: PNG, small: PNG): number {
   return total / (small.width * small.height * 3);
 }
 
-describe('Assets.car: real catalogs', needsSharedFixtures(), () => {
+describe('Assets.car: real catalogs', needsSharedFixtures('ios/assets-car'), () => {
   it("decodes the sentry-cli DemoApp AppIcon to the pixels of the app's own loose PNGs", () => {
     const icon = readCatalogAppIcon(fixture('sentry-cli/DemoApp.app/Assets.car'));
     assert.ok(icon !== null && icon.png !== null);
