@@ -16,6 +16,8 @@ export interface ApkSpec {
   versionName?: string;
   versionCode?: number;
   label?: string;
+  /** android:minSdkVersion (default 24). */
+  minSdk?: number;
 }
 
 export function apkManifest(spec: ApkSpec = {}): Buffer {
@@ -27,7 +29,7 @@ export function apkManifest(spec: ApkSpec = {}): Buffer {
       { name: 'package', type: TYPE_STRING, string: spec.packageName ?? 'com.example.signet' },
     ],
     children: [
-      { name: 'uses-sdk', attrs: [{ ns: ANDROID_NS, name: 'minSdkVersion', resId: 0x0101020c, type: TYPE_INT_DEC, data: 24 }] },
+      { name: 'uses-sdk', attrs: [{ ns: ANDROID_NS, name: 'minSdkVersion', resId: 0x0101020c, type: TYPE_INT_DEC, data: spec.minSdk ?? 24 }] },
       { name: 'application', attrs: [{ ns: ANDROID_NS, name: 'label', resId: 0x01010001, type: TYPE_STRING, string: spec.label ?? 'Signet Example' }] },
     ],
   });

@@ -62,9 +62,9 @@ function infoPlist(entries: Record<string, string | string[]>, extra = ''): stri
  * Payload/Signet.app with: main executable (arm64), Frameworks/Kit.framework (dylib + Info.plist
  * + a symlinked resource), Frameworks/libhelper.dylib (loose), PlugIns/Widget.appex (own
  * executable and bundle id), en.lproj + Base.lproj resources, a symlink in the app root and a
- * storyboard-like folder with its own Info.plist (not a bundle).
+ * storyboard-like folder with its own Info.plist (not a bundle). `omit` leaves files out.
  */
-export function generatedApp(name = 'generated', options: { bundleId?: string; store?: boolean; watch?: boolean } = {}): GeneratedApp {
+export function generatedApp(name = 'generated', options: { bundleId?: string; store?: boolean; watch?: boolean; omit?: readonly string[] } = {}): GeneratedApp {
   const bundleId = options.bundleId ?? 'com.signet.generated';
   const work = testOutputDir('ios-app', name);
   rmSync(work, { recursive: true, force: true });
@@ -111,9 +111,13 @@ export function generatedApp(name = 'generated', options: { bundleId?: string; s
   writeFileSync(path.join(work, 'root', 'iTunesMetadata.plist'), infoPlist({ itemName: 'Signet' }));
   mkdirSync(path.join(work, 'root', 'SwiftSupport', 'iphoneos'), { recursive: true });
   writeFileSync(path.join(work, 'root', 'SwiftSupport', 'iphoneos', 'README'), 'kept untouched\n');
+  // Files left out of the archive (paths relative to the app), to make broken variants.
+  for (const rel of options.omit ?? []) rmSync(path.join(app, rel));
   const out = path.join(work, `${name}.ipa`);
   const bytes = zipFolder(path.join(work, 'root'), out, { store: options.store ?? false });
-  const machO = ['Signet', 'Frameworks/Kit.framework/Kit', 'Frameworks/libhelper.dylib', 'PlugIns/Widget.appex/Widget', ...extra].map((p) => `Payload/Signet.app/${p}`);
+  const machO = ['Signet', 'Frameworks/Kit.framework/Kit', 'Frameworks/libhelper.dylib', 'PlugIns/Widget.appex/Widget', ...extra]
+    .filter((p) => !(options.omit ?? []).includes(p))
+    .map((p) => `Payload/Signet.app/${p}`);
   return { path: out, bytes, bundleId, extensionId, machO };
 }
 

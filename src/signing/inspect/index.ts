@@ -2,6 +2,7 @@
 // name), identity, SDK/OS levels and icon. One entry point for upload validation, task records,
 // `signet inspect` and install pages. Every refusal is SigningError('invalid_package') with
 // `details.reason` (see InvalidPackageReason) and a message that says what is wrong.
+import { isDroppedUnread } from '../android/apk/open.ts';
 import type { DataSource } from '../data-source.ts';
 import { SigningError } from '../errors.ts';
 import { ZipReader } from '../zip/index.ts';
@@ -40,8 +41,29 @@ async function openZip(source: DataSource): Promise<ZipReader> {
     return await ZipReader.open(source);
   } catch (error) {
     if (!(error instanceof SigningError)) throw error;
+    // An APK is held to the rules of its re-sign: the entries the signer drops unread (old JAR
+    // signature files) may be odd without making the APK unsignable (android/apk/open.ts).
+    const asApk = await openAndroidForSigning(source);
+    if (asApk !== null) return asApk;
     const reason = error.code === 'zip_invalid' ? 'not_a_zip' : 'zip_rejected';
     const message = reason === 'not_a_zip' ? `not a readable zip archive: ${error.message}` : `the zip archive is refused: ${error.message}`;
     throw refuse(reason, message, { cause: error, details: { cause: error.code } });
+  }
+}
+
+/** The archive opened as the APK signer opens it, or null if that fails too or it is not an APK. */
+async function openAndroidForSigning(source: DataSource): Promise<ZipReader | null> {
+  let zip: ZipReader;
+  try {
+    zip = await ZipReader.open(source, { discarded: isDroppedUnread });
+  } catch (error) {
+    if (error instanceof SigningError) return null;
+    throw error;
+  }
+  try {
+    return detectPlatform(zip.entries).platform === 'android' ? zip : null;
+  } catch (error) {
+    if (error instanceof SigningError) return null;
+    throw error;
   }
 }

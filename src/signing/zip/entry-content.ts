@@ -18,6 +18,8 @@ const ONE_SHOT_UNCOMPRESSED = 1024 * 1024;
 const inflateRawAsync = promisify(inflateRaw);
 
 export async function* readRawChunks(source: DataSource, entry: ZipEntry, chunkSize = DEFAULT_CHUNK_SIZE): AsyncGenerator<Buffer> {
+  // A discarded entry that was let through unreadable (ZipOpenOptions.discarded) stays unread.
+  if (entry.unreadable !== null) throw entry.unreadable;
   const end = entry.dataOffset + entry.compressedSize;
   for (let pos = entry.dataOffset; pos < end; pos += chunkSize) {
     yield await source.read(pos, Math.min(chunkSize, end - pos));
@@ -29,6 +31,7 @@ export function openRawStream(source: DataSource, entry: ZipEntry): Readable {
 }
 
 export async function* readContentChunks(source: DataSource, entry: ZipEntry, limits: ZipLimits): AsyncGenerator<Buffer> {
+  if (entry.unreadable !== null) throw entry.unreadable;
   const quoted = JSON.stringify(entry.name);
   let produced = 0;
   let crc = 0;
@@ -108,6 +111,7 @@ export function openContentStream(source: DataSource, entry: ZipEntry, limits: Z
 }
 
 export async function readEntryBytes(source: DataSource, entry: ZipEntry, limits: ZipLimits, maxBytes: number): Promise<Buffer> {
+  if (entry.unreadable !== null) throw entry.unreadable;
   if (entry.uncompressedSize > maxBytes) {
     throw new SigningError('zip_bomb', `entry ${JSON.stringify(entry.name)} is ${entry.uncompressedSize} bytes, more than the ${maxBytes} allowed here`, { details: { name: entry.name } });
   }

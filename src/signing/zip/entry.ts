@@ -1,5 +1,6 @@
 // What the reader knows about one entry, taken from its central directory record (APPNOTE 4.3.12)
 // and its local file header (APPNOTE 4.3.7).
+import type { SigningError } from '../errors.ts';
 import type { ExtraField } from './extra-fields.ts';
 
 export interface ZipEntry {
@@ -12,7 +13,7 @@ export interface ZipEntry {
   readonly versionNeeded: number;
   /** General purpose bit flags from the central directory (APPNOTE 4.4.4). */
   readonly flags: number;
-  /** 0 = stored, 8 = deflated; nothing else passes the reader. */
+  /** 0 = stored, 8 = deflated; nothing else passes the reader, except in a discarded entry. */
   readonly method: number;
   readonly dosTime: number;
   readonly dosDate: number;
@@ -43,6 +44,12 @@ export interface ZipEntry {
   /** The whole local file header (30 bytes + name + extra), byte for byte. */
   readonly localHeader: Buffer;
   readonly localExtra: Buffer;
+  /** Opened as one the caller drops unread (ZipOpenOptions.discarded), with the lighter checks. */
+  readonly discarded: boolean;
+  /** The checks a discarded entry failed that a kept entry would have been refused for ([] otherwise). */
+  readonly tolerated: readonly SigningError[];
+  /** Why a discarded entry's data cannot be read (method, encryption, sizes), or null: every read throws it. */
+  readonly unreadable: SigningError | null;
 }
 
 /** The raw fields of a local file header (APPNOTE 4.3.7), as parsed, before any validation. */

@@ -2,7 +2,9 @@
 // over a DataSink (src/signing/data-sink.ts). Format rules and sources: SPECIFICATION.md.
 //
 // Reader
-//   const zip = await ZipReader.open(source, limits?: Partial<ZipLimits>);  // validates everything up front
+//   const zip = await ZipReader.open(source, { limits?: Partial<ZipLimits>, discarded?: (name) => boolean });
+//                                             validates everything up front; entries the caller drops
+//                                             unread get lighter checks (entry.tolerated, entry.unreadable)
 //   zip.entries: readonly ZipEntry[]          central directory order
 //   zip.entriesInFileOrder(): ZipEntry[]      local header order (apksig copy order)
 //   zip.getEntry(name): ZipEntry | undefined
@@ -36,7 +38,7 @@
 //     await w.writeTail(Buffer.concat([padding, signingBlock]))          // EOCD then points past the block
 // Errors: SigningError zip_invalid | zip_unsafe_entry | zip_duplicate_entry |
 //   zip_overlapping_entries | zip_bomb | zip_unsupported.
-export { ZipReader, type ZipGeometry } from './reader.ts';
+export { ZipReader, type ZipGeometry, type ZipOpenOptions } from './reader.ts';
 export type { ZipEntry } from './entry.ts';
 export { DEFAULT_ZIP_LIMITS, type ZipLimits } from './limits.ts';
 export { ZipWriter, type ZipWriterOptions, type RawCopyOptions, type WrittenEntry, type CentralDirectoryPlan, type ZipWriteResult } from './writer.ts';

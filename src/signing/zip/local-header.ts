@@ -3,6 +3,7 @@
 import { SigningError } from '../errors.ts';
 import type { CentralRecord } from './central-directory.ts';
 import type { LocalHeaderFields } from './entry.ts';
+import { judge, type Leniency } from './entry-checks.ts';
 import { DATA_DESCRIPTOR_SIGNATURE, FLAG_DATA_DESCRIPTOR, FLAG_ENCRYPTED, LOCAL_HEADER_SIGNATURE, LOCAL_HEADER_SIZE, ZIP64_MARKER_32 } from './format.ts';
 
 export function parseLocalHeaderFields(fixed: Buffer): LocalHeaderFields {
@@ -20,16 +21,23 @@ export function parseLocalHeaderFields(fixed: Buffer): LocalHeaderFields {
   };
 }
 
-/** Checks the 30 fixed bytes of `record`'s local header and returns its parsed fields. */
-export function checkLocalHeader(fixed: Buffer, record: CentralRecord): LocalHeaderFields {
+/**
+ * Checks the 30 fixed bytes of `record`'s local header and returns its parsed fields. A
+ * discarded entry (`leniency` not null) is held to what apksig's LocalFileRecord.getRecord checks
+ * for every entry - signature, name, CRC-32 and sizes - and only its method and encryption
+ * disagreements are tolerated (reading it goes by the central directory, as apksig's does).
+ */
+export function checkLocalHeader(fixed: Buffer, record: CentralRecord, leniency: Leniency | null = null): LocalHeaderFields {
   const what = `local header of ${JSON.stringify(record.name)} at ${record.localHeaderOffset}`;
   if (fixed.readUInt32LE(0) !== LOCAL_HEADER_SIGNATURE) throw new SigningError('zip_invalid', `${what} has no signature (APPNOTE 4.3.7)`);
   const local = parseLocalHeaderFields(fixed);
   // The central directory is authoritative, but a local header that disagrees about the name,
   // method or encryption would let another unzip tool see different content, so it is refused.
   if (local.nameLength !== record.nameBytes.length) throw new SigningError('zip_invalid', `${what} names a different entry than the central directory`);
-  if (local.method !== record.method) throw new SigningError('zip_invalid', `${what} has compression method ${local.method}, the central directory says ${record.method}`);
-  if ((local.flags & FLAG_ENCRYPTED) !== (record.flags & FLAG_ENCRYPTED)) throw new SigningError('zip_invalid', `${what} disagrees with the central directory about encryption`);
+  judge(leniency, 'extraction', () => {
+    if (local.method !== record.method) throw new SigningError('zip_invalid', `${what} has compression method ${local.method}, the central directory says ${record.method}`);
+    if ((local.flags & FLAG_ENCRYPTED) !== (record.flags & FLAG_ENCRYPTED)) throw new SigningError('zip_invalid', `${what} disagrees with the central directory about encryption`);
+  });
   // APPNOTE 4.4.4 bit 3: without a data descriptor, the local CRC and sizes are the real ones.
   // A 0xFFFFFFFF size is a Zip64 marker whose value lives in the local Zip64 extra field.
   if ((local.flags & FLAG_DATA_DESCRIPTOR) === 0) {
@@ -54,8 +62,12 @@ export function localHeaderLength(local: LocalHeaderFields): number {
  * Some writers (seen in macOS-made .ipa files) set bit 3 yet put the real CRC and sizes in the
  * local header and write no descriptor. unzip and Python accept that, so when no matching
  * descriptor follows but the local header itself matches the central directory, the length is 0.
+ *
+ * A discarded entry's descriptor is never compared: as apksig LocalFileRecord.getRecord does,
+ * a mismatch is recorded and the descriptor taken as 16 bytes when it starts with the
+ * signature, else 12 (the caller checks that they end before the central directory).
  */
-export function dataDescriptorLength(bytes: Buffer, record: CentralRecord, local: LocalHeaderFields, zip64: boolean): number {
+export function dataDescriptorLength(bytes: Buffer, record: CentralRecord, local: LocalHeaderFields, zip64: boolean, leniency: Leniency | null = null): number {
   const sizeBytes = zip64 ? 8 : 4;
   const matches = (start: number): boolean => {
     if (bytes.length < start + 4 + 2 * sizeBytes) return false;
@@ -67,5 +79,8 @@ export function dataDescriptorLength(bytes: Buffer, record: CentralRecord, local
   if (bytes.length >= 4 && bytes.readUInt32LE(0) === DATA_DESCRIPTOR_SIGNATURE && matches(4)) return 4 + 4 + 2 * sizeBytes;
   if (matches(0)) return 4 + 2 * sizeBytes;
   if (local.crc32 === record.crc32 && local.compressedSize === record.compressedSize && local.uncompressedSize === record.uncompressedSize) return 0;
-  throw new SigningError('zip_invalid', `data descriptor of ${JSON.stringify(record.name)} is missing or disagrees with the central directory (APPNOTE 4.3.9)`);
+  const error = new SigningError('zip_invalid', `data descriptor of ${JSON.stringify(record.name)} is missing or disagrees with the central directory (APPNOTE 4.3.9)`);
+  if (leniency === null) throw error;
+  leniency.tolerated.push(error);
+  return bytes.length >= 4 && bytes.readUInt32LE(0) === DATA_DESCRIPTOR_SIGNATURE ? 16 : 12;
 }

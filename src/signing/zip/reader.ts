@@ -7,11 +7,12 @@ import { readCentralDirectory, type CentralRecord } from './central-directory.ts
 import { openContentStream, openRawStream, readContentChunks, readEntryBytes, readRawChunks } from './entry-content.ts';
 import type { ZipEntry } from './entry.ts';
 import { readEndOfCentralDirectory } from './eocd.ts';
-import { EXTRA_ZIP64, FLAG_DATA_DESCRIPTOR, FLAG_ENCRYPTED, FLAG_MASKED_HEADERS, FLAG_STRONG_ENCRYPTION, LOCAL_HEADER_SIZE, METHOD_DEFLATED, METHOD_STORED } from './format.ts';
+import { checkRecords, type Leniency } from './entry-checks.ts';
+import { EXTRA_ZIP64, FLAG_DATA_DESCRIPTOR, LOCAL_HEADER_SIZE, METHOD_STORED } from './format.ts';
 import { parseExtraFields } from './extra-fields.ts';
 import { dataDescriptorLength, checkLocalHeader, localHeaderLength } from './local-header.ts';
 import { resolveLimits, type ZipLimits } from './limits.ts';
-import { checkSafeName, duplicateKey, symlinkTargetIsContained } from './names.ts';
+import { symlinkTargetIsContained } from './names.ts';
 import { entryKind } from './unix-mode.ts';
 
 export interface ZipGeometry {
@@ -40,6 +41,20 @@ const DEFAULT_READ_ENTRY_MAX = 32 * 1024 * 1024;
 // Local extra fields usually match the central ones; allow some slack before a second read.
 const EXTRA_SLACK = 64;
 
+export interface ZipOpenOptions {
+  limits?: Partial<ZipLimits>;
+  /**
+   * Names of entries the caller will drop without extracting or copying them (an APK re-sign
+   * drops the old JAR signature files, as apksig does). Such an entry gets only the checks needed
+   * to step over it - the ones apksig's LocalFileRecord.getRecord makes: local header signature,
+   * name, CRC-32 and sizes, and its record inside the entries section - and exact duplicate names
+   * stay refused. Anything else it fails is recorded in `entry.tolerated`; a read of its data
+   * throws the first failure that concerns the data (`entry.unreadable`: method, encryption,
+   * sizes). SPECIFICATION.md §2.6.
+   */
+  discarded?: (name: string) => boolean;
+}
+
 export class ZipReader {
   readonly source: DataSource;
   readonly limits: ZipLimits;
@@ -59,9 +74,9 @@ export class ZipReader {
   }
 
   /** Parses and validates the archive. The caller keeps ownership of `source` (and closes it). */
-  static async open(source: DataSource, limits?: Partial<ZipLimits>): Promise<ZipReader> {
+  static async open(source: DataSource, options: ZipOpenOptions = {}): Promise<ZipReader> {
     try {
-      return await ZipReader.parse(source, resolveLimits(limits));
+      return await ZipReader.parse(source, resolveLimits(options.limits), options.discarded);
     } catch (error) {
       // A DataSource RangeError here means a structure pointed outside the file; I/O errors pass.
       if (error instanceof RangeError) throw new SigningError('zip_invalid', `zip structure points outside the file: ${error.message}`, { cause: error });
@@ -69,13 +84,13 @@ export class ZipReader {
     }
   }
 
-  private static async parse(source: DataSource, limits: ZipLimits): Promise<ZipReader> {
+  private static async parse(source: DataSource, limits: ZipLimits, discarded: ((name: string) => boolean) | undefined): Promise<ZipReader> {
     const end = await readEndOfCentralDirectory(source);
     if (end.entryCount > limits.maxEntries) throw new SigningError('zip_bomb', `archive lists ${end.entryCount} entries, more than the limit of ${limits.maxEntries}`);
     if (end.centralDirectorySize > limits.maxCentralDirectorySize) throw new SigningError('zip_bomb', `central directory of ${end.centralDirectorySize} bytes exceeds the limit of ${limits.maxCentralDirectorySize}`);
     const records = await readCentralDirectory(source, end.centralDirectoryOffset, end.centralDirectorySize, end.entryCount);
-    checkRecords(records, limits);
-    const entries = await resolveLocalHeaders(source, records, end.centralDirectoryOffset);
+    const leniencies = checkRecords(records, limits, discarded);
+    const entries = await resolveLocalHeaders(source, records, leniencies, end.centralDirectoryOffset);
     const inFileOrder = [...entries].sort((a, b) => a.localHeaderOffset - b.localHeaderOffset);
     const entriesEnd = inFileOrder.length === 0 ? 0 : inFileOrder[inFileOrder.length - 1]!.endOffset;
     const geometry: ZipGeometry = {
@@ -141,54 +156,13 @@ export class ZipReader {
   }
 }
 
-/** Per-record checks that need no I/O: features, names, duplicates and declared sizes. */
-function checkRecords(records: readonly CentralRecord[], limits: ZipLimits): void {
-  const seen = new Map<string, string>();
-  let total = 0;
-  for (const record of records) {
-    const quoted = JSON.stringify(record.name);
-    // APPNOTE 4.4.4 bits 0, 6, 13: traditional, strong and central-directory encryption.
-    if ((record.flags & (FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION | FLAG_MASKED_HEADERS)) !== 0) {
-      throw new SigningError('zip_unsupported', `entry ${quoted} is encrypted`, { details: { name: record.name } });
-    }
-    // APPNOTE 4.4.5: only 0 (stored) and 8 (deflated) are read.
-    if (record.method !== METHOD_STORED && record.method !== METHOD_DEFLATED) {
-      throw new SigningError('zip_unsupported', `entry ${quoted} uses compression method ${record.method}`, { details: { name: record.name, method: record.method } });
-    }
-    if (record.method === METHOD_STORED && record.compressedSize !== record.uncompressedSize) {
-      throw new SigningError('zip_invalid', `stored entry ${quoted} has different compressed and uncompressed sizes`);
-    }
-    checkSafeName(record.name);
-    const key = duplicateKey(record.name);
-    const previous = seen.get(key);
-    if (previous !== undefined) {
-      throw new SigningError('zip_duplicate_entry', `entries ${JSON.stringify(previous)} and ${quoted} name the same path`, { details: { name: record.name } });
-    }
-    seen.set(key, record.name);
-    checkDeclaredSize(record, limits);
-    total += record.uncompressedSize;
-    if (total > limits.maxTotalUncompressedSize) {
-      throw new SigningError('zip_bomb', `archive expands to more than ${limits.maxTotalUncompressedSize} bytes`);
-    }
-  }
-}
-
-function checkDeclaredSize(record: { name: string; compressedSize: number; uncompressedSize: number }, limits: ZipLimits): void {
-  if (record.uncompressedSize > limits.maxEntryUncompressedSize) {
-    throw new SigningError('zip_bomb', `entry ${JSON.stringify(record.name)} expands to ${record.uncompressedSize} bytes, more than the limit of ${limits.maxEntryUncompressedSize}`, { details: { name: record.name } });
-  }
-  if (record.uncompressedSize > limits.compressionRatioThreshold && record.uncompressedSize > record.compressedSize * limits.maxCompressionRatio) {
-    throw new SigningError('zip_bomb', `entry ${JSON.stringify(record.name)} has a compression ratio above ${limits.maxCompressionRatio}:1`, { details: { name: record.name } });
-  }
-}
-
 /**
  * Reads every local header in file order through 64 KiB windows that cover several neighbouring
  * headers at once, then checks that entries neither overlap each other nor the central directory.
  * The windows are planned from the central directory and read a few at a time ahead of use: one
  * awaited read per window cost ~0.15 s for an APK with 1,500 medium-sized images (bench/apk.ts).
  */
-async function resolveLocalHeaders(source: DataSource, records: CentralRecord[], cdOffset: number): Promise<ZipEntry[]> {
+async function resolveLocalHeaders(source: DataSource, records: CentralRecord[], leniencies: readonly (Leniency | null)[], cdOffset: number): Promise<ZipEntry[]> {
   const order = [...records].sort((a, b) => a.localHeaderOffset - b.localHeaderOffset);
   const read = windowedReader(source, planWindows(order, cdOffset), cdOffset);
 
@@ -196,6 +170,7 @@ async function resolveLocalHeaders(source: DataSource, records: CentralRecord[],
   let previous: ZipEntry | null = null;
   for (let i = 0; i < order.length; i++) {
     const record = order[i]!;
+    const leniency = leniencies[record.index]!;
     const offset = record.localHeaderOffset;
     if (previous !== null && offset < previous.endOffset) {
       throw new SigningError('zip_overlapping_entries', `entry ${JSON.stringify(record.name)} at ${offset} overlaps ${JSON.stringify(previous.name)} [${previous.localHeaderOffset}, ${previous.endOffset})`, { details: { name: record.name } });
@@ -204,7 +179,7 @@ async function resolveLocalHeaders(source: DataSource, records: CentralRecord[],
       throw new SigningError('zip_overlapping_entries', `local header of ${JSON.stringify(record.name)} at ${offset} is not before the central directory at ${cdOffset}`, { details: { name: record.name } });
     }
     const fixed = await read(offset, LOCAL_HEADER_SIZE);
-    const local = checkLocalHeader(fixed, record);
+    const local = checkLocalHeader(fixed, record, leniency);
     const headerLength = localHeaderLength(local);
     if (offset + headerLength > cdOffset) {
       throw new SigningError('zip_overlapping_entries', `local header of ${JSON.stringify(record.name)} runs into the central directory`, { details: { name: record.name } });
@@ -215,14 +190,19 @@ async function resolveLocalHeaders(source: DataSource, records: CentralRecord[],
     }
     const localExtra = localHeader.subarray(LOCAL_HEADER_SIZE + local.nameLength);
     const dataOffset = offset + headerLength;
-    const dataEnd = dataOffset + record.compressedSize;
+    // apksig LocalFileRecord.getRecord: a stored entry's data is its uncompressed size (the same
+    // as the compressed one for every entry but a discarded one with inconsistent sizes).
+    const dataEnd = dataOffset + (record.method === METHOD_STORED ? record.uncompressedSize : record.compressedSize);
     if (dataEnd > cdOffset) {
       throw new SigningError('zip_overlapping_entries', `data of ${JSON.stringify(record.name)} runs into the central directory`, { details: { name: record.name } });
     }
     let dataDescriptorSize = 0;
     if ((local.flags & FLAG_DATA_DESCRIPTOR) !== 0) {
       const localZip64 = parseExtraFields(localExtra).fields.some((f) => f.id === EXTRA_ZIP64);
-      dataDescriptorSize = dataDescriptorLength(await read(dataEnd, 24), record, local, localZip64);
+      dataDescriptorSize = dataDescriptorLength(await read(dataEnd, 24), record, local, localZip64, leniency);
+      if (dataEnd + dataDescriptorSize > cdOffset) {
+        throw new SigningError('zip_overlapping_entries', `data descriptor of ${JSON.stringify(record.name)} runs into the central directory`, { details: { name: record.name } });
+      }
     }
     const kind = entryKind(record.name, record.versionMadeBy, record.externalAttributes);
     const entry: ZipEntry = {
@@ -254,6 +234,9 @@ async function resolveLocalHeaders(source: DataSource, records: CentralRecord[],
       centralRecord: record.record,
       localHeader,
       localExtra,
+      discarded: leniency !== null,
+      tolerated: leniency?.tolerated ?? [],
+      unreadable: leniency?.unreadable ?? null,
     };
     entries[record.index] = entry;
     previous = entry;

@@ -98,6 +98,8 @@ export class ZipWriter {
   }
 
   private async copyEntry(entry: ZipEntry, from: ZipReader | DataSource, options: RawCopyOptions): Promise<WrittenEntry> {
+    // An entry opened as discarded was excused checks that a copy needs (ZipOpenOptions.discarded).
+    if (entry.tolerated.length > 0) throw entry.tolerated[0];
     const source = from instanceof ZipReader ? from.source : from;
     const offset = this.sink.position;
     const nameEnd = LOCAL_HEADER_SIZE + entry.nameBytes.length;

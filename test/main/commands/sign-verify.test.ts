@@ -2,11 +2,15 @@
 // apksig golden input, apksigner-style verdicts and exit codes, --json, and one-line errors.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { createPrivateKey } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
+import { apkManifest } from '../../support/app-packages.ts';
 import { needsSharedFixtures, repoRoot, testOutputDir } from '../../support/fixtures.ts';
-import { apksigFixture, keyFile } from '../../support/android-signing.ts';
+import { apksigFixture, keyFile, needsApksigner } from '../../support/android-signing.ts';
+import { testPki } from '../../support/pki.ts';
+import { buildZip } from '../../support/zip-builder.ts';
 
 const dir = testOutputDir('main', 'commands', 'sign-verify');
 
@@ -65,5 +69,33 @@ describe('signet sign / verify (APK)', needsSharedFixtures(), () => {
     const badSchemes = signet('sign', apksigFixture('golden/original.apk'), '-o', path.join(dir, 'y.apk'), '--keystore', keyFile('rsa-2048.pk8'), '--schemes', 'v9');
     assert.equal(badSchemes.status, 1);
     assert.match(badSchemes.stderr, /v1, v2, v3/);
+  });
+});
+
+describe('signet sign / verify of an APK whose old signature files are odd (issue #17)', needsApksigner(), () => {
+  it('signs it, verifies the output, and apksigner verify agrees', () => {
+    mkdirSync(dir, { recursive: true });
+    const identity = testPki().androidRsa;
+    const key = path.join(dir, 'edge.pk8');
+    const cert = path.join(dir, 'edge.x509.pem');
+    writeFileSync(key, createPrivateKey(identity.privateKeyPem).export({ type: 'pkcs8', format: 'der' }));
+    writeFileSync(cert, identity.certificatePem);
+    const input = path.join(dir, 'odd-signature-files.apk');
+    writeFileSync(input, buildZip([
+      { name: 'META-INF/CERT.RSA', data: 'old block', method: 21, rawData: Buffer.from('method 21 bytes') },
+      { name: 'META-INF/CERT.SF', data: 'Signature-Version: 1.0\r\n\r\n', method: 8, localMethod: 0 },
+      { name: 'AndroidManifest.xml', data: apkManifest({ minSdk: 21 }), method: 8 },
+      { name: 'classes.dex', data: 'dex\n035\0', method: 8 },
+    ]).bytes);
+    const out = path.join(dir, 'odd-signature-files-signed.apk');
+    const signed = signet('sign', input, '-o', out, '--keystore', key, '--cert', cert);
+    assert.equal(signed.status, 0, signed.stderr);
+    const verified = signet('verify', out);
+    assert.equal(verified.status, 0, verified.stdout);
+    const oracle = spawnSync('apksigner', ['verify', out], { encoding: 'utf8' });
+    assert.equal(oracle.status, 0, oracle.stdout + oracle.stderr);
+    // The input itself carries no valid signature: both verifiers say so.
+    assert.equal(signet('verify', input).status, 1);
+    assert.notEqual(spawnSync('apksigner', ['verify', input], { encoding: 'utf8' }).status, 0);
   });
 });

@@ -5,7 +5,7 @@ import { SigningError, type SigningErrorCode } from '../../../src/signing/errors
 import { ZipReader, type ZipLimits } from '../../../src/signing/zip/index.ts';
 
 export function openBuffer(bytes: Buffer, limits?: Partial<ZipLimits>): Promise<ZipReader> {
-  return ZipReader.open(new BufferSource(bytes), limits);
+  return ZipReader.open(new BufferSource(bytes), limits === undefined ? {} : { limits });
 }
 
 export async function readAll(zip: ZipReader): Promise<Map<string, Buffer>> {

@@ -5,7 +5,7 @@
 // The v1 entry digests and the content digests of all schemes are computed in one pass over the file.
 import type { DataSource } from '../../data-source.ts';
 import { type ContentDigestAlgorithm } from '../algorithms.ts';
-import { openApk, readManifestFacts, type ManifestFacts } from '../apk/open.ts';
+import { isUnprotectedEntry, openApk, readManifestFacts, type ManifestFacts } from '../apk/open.ts';
 import { MAX_SDK, MAX_SIGNERS, SCHEME_ID_V2, SCHEME_ID_V3, V2_BLOCK_ID, V31_BLOCK_ID, V3_BLOCK_ID } from '../block/constants.ts';
 import { findPair } from '../block/parse.ts';
 import { isChunkedAlgorithm, type ChunkedAlgorithm } from '../content-digest.ts';
@@ -42,7 +42,9 @@ export interface VerifyApkOptions {
  * otherwise reports, and `verified` says whether Android would accept the signatures.
  */
 export async function verifyApk(source: DataSource, options: VerifyApkOptions = {}): Promise<ApkVerification> {
-  const apk = await openApk(source);
+  // Every protected entry gets every zip check; the others are read, if at all, as JAR signature
+  // files by their central directory record, as apksig's verifier reads them (apk/open.ts).
+  const apk = await openApk(source, { discarded: isUnprotectedEntry });
   const findings = new Findings();
   const now = options.now ?? new Date();
   let facts: ManifestFacts | null = null;

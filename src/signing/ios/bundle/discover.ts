@@ -8,7 +8,7 @@ import { detectPlatform } from '../../inspect/detect.ts';
 import { parsePlist, type PlistDict } from '../../plist/index.ts';
 import type { DataSource } from '../../data-source.ts';
 import { ZipReader, type ZipEntry } from '../../zip/index.ts';
-import { PROFILE_FILE, type BundleKind, type BundleNode, type InfoPlist, type IpaLayout } from './model.ts';
+import { describeBrokenBundle, PROFILE_FILE, type BrokenBundle, type BundleKind, type BundleNode, type InfoPlist, type IpaLayout } from './model.ts';
 
 /** Info.plist files are a few kilobytes; anything bigger is not read into memory. */
 const MAX_INFO_PLIST = 4 * 1024 * 1024;
@@ -28,7 +28,15 @@ export async function openIpa(source: DataSource): Promise<ZipReader> {
   }
 }
 
-export async function discoverLayout(zip: ZipReader): Promise<IpaLayout> {
+export interface DiscoverOptions {
+  /**
+   * A nested framework, extension, app or XPC service whose executable is missing: 'refuse'
+   * (default; signing) throws ipa_invalid, 'report' (the verifier) lists it in `brokenBundles`.
+   */
+  brokenBundles?: 'refuse' | 'report';
+}
+
+export async function discoverLayout(zip: ZipReader, options: DiscoverOptions = {}): Promise<IpaLayout> {
   // Same refusals as upload validation (no app, nested Payload, several apps, …): one source of truth.
   const detected = detectPlatform(zip.entries);
   if (detected.platform !== 'ios') throw new SigningError('ipa_invalid', 'The package is an Android app, not an .ipa.');
@@ -48,6 +56,7 @@ export async function discoverLayout(zip: ZipReader): Promise<IpaLayout> {
     .sort((a, b) => a.length - b.length);
 
   const bundles: BundleNode[] = [];
+  const brokenBundles: BrokenBundle[] = [];
   for (const dir of candidates) {
     const isMain = dir === appDir;
     const infoEntry = byName.get(`${dir}Info.plist`)!;
@@ -57,6 +66,16 @@ export async function discoverLayout(zip: ZipReader): Promise<IpaLayout> {
     const executableEntry = byName.get(`${dir}${executable}`);
     if (executableEntry === undefined || executableEntry.isSymlink) {
       if (isMain) throw new SigningError('ipa_invalid', `${dir}Info.plist names the executable "${executable}", which is not in the app`, { details: { path: `${dir}${executable}` } });
+      // A framework, extension, app or XPC service is code by definition: without its executable
+      // codesign refuses to sign it (it is no valid bundle) and dyld or launchd cannot load it.
+      // A plain bundle naming a missing executable is kept as resources: resource bundles made
+      // from Xcode's loadable-bundle template carry the key without ever having a binary.
+      const kind = bundleKind(info.dict, dir);
+      if (isCodeBundle(kind, dir)) {
+        const broken: BrokenBundle = { dir, kind, executable: `${dir}${executable}`, symlink: executableEntry !== undefined };
+        if (options.brokenBundles !== 'report') throw new SigningError('ipa_invalid', describeBrokenBundle(broken), { details: { path: broken.executable, bundle: dir } });
+        brokenBundles.push(broken);
+      }
       continue;
     }
     const bundleId = stringValue(info.dict, 'CFBundleIdentifier');
@@ -84,7 +103,7 @@ export async function discoverLayout(zip: ZipReader): Promise<IpaLayout> {
   const main = bundles.find((b) => b.dir === appDir);
   if (main === undefined) throw new SigningError('ipa_invalid', `${appDir}Info.plist has no CFBundleExecutable, so the app has no code to sign`);
   for (const bundle of bundles) bundle.children.sort((a, b) => (a.dir < b.dir ? -1 : a.dir > b.dir ? 1 : 0));
-  return { appDir, main, postOrder: postOrder(main), dropped, outside, appFiles, appDirectories };
+  return { appDir, main, postOrder: postOrder(main), dropped, outside, appFiles, appDirectories, brokenBundles };
 }
 
 function postOrder(root: BundleNode): BundleNode[] {
@@ -142,6 +161,11 @@ export function appSummary(info: PlistDict, bundleId: string): { bundleId: strin
     version: stringValue(info, 'CFBundleShortVersionString') ?? null,
     build: stringValue(info, 'CFBundleVersion') ?? null,
   };
+}
+
+/** Kinds that always carry code, by Info.plist or by the folder's extension. */
+function isCodeBundle(kind: BundleKind, dir: string): boolean {
+  return kind !== 'bundle' || /\.(app|appex|framework|xpc)\/$/.test(dir);
 }
 
 // CFBundlePackageType: APPL (apps), XPC! (XPC services), FMWK (frameworks), BNDL (loadable

@@ -52,6 +52,29 @@ export interface IpaLayout {
   appFiles: ZipEntry[];
   /** Directory entries inside the app (copied, never sealed). */
   appDirectories: ZipEntry[];
+  /**
+   * Nested code bundles whose Info.plist names an executable that is not in the bundle (only
+   * with `discoverLayout(zip, { brokenBundles: 'report' })`; otherwise the first one is refused).
+   */
+  brokenBundles: BrokenBundle[];
+}
+
+/** A framework, extension, app or XPC service without the executable its Info.plist names. */
+export interface BrokenBundle {
+  /** Zip path of the bundle directory, ending in "/". */
+  dir: string;
+  kind: BundleKind;
+  /** Zip path of the missing executable. */
+  executable: string;
+  /** The executable's entry is a symbolic link rather than missing. */
+  symlink: boolean;
+}
+
+/** What is wrong with a broken bundle, naming the bundle and the missing file. */
+export function describeBrokenBundle(bundle: BrokenBundle): string {
+  const name = bundle.executable.slice(bundle.dir.length);
+  const what = bundle.symlink ? `${bundle.executable}, which is a symbolic link, not a file` : `${bundle.executable}, which is not in the bundle`;
+  return `${bundle.dir}Info.plist names the executable "${name}": ${what} (codesign refuses to sign such a ${bundle.kind}, and iOS cannot load it)`;
 }
 
 /** Does the bundle get `embedded.mobileprovision` and entitlements? (installd: apps, extensions, XPC services.) */

@@ -7,7 +7,7 @@ import type { DataSource } from '../../data-source.ts';
 import { SigningError } from '../../errors.ts';
 import { plistToJs } from '../../plist/index.ts';
 import { ZipReader, type ZipEntry } from '../../zip/index.ts';
-import { appSummary, CODE_RESOURCES_FILE, discoverLayout, isProvisioned, openIpa, owningBundle, PROFILE_FILE, type BundleNode } from '../bundle/index.ts';
+import { appSummary, CODE_RESOURCES_FILE, describeBrokenBundle, discoverLayout, isProvisioned, openIpa, owningBundle, PROFILE_FILE, type BundleNode } from '../bundle/index.ts';
 import { checkSeal, parseCodeResources } from '../code-resources/index.ts';
 import { verifyMachO } from '../codesign/index.ts';
 import { parseProvisioningProfile } from '../profile/index.ts';
@@ -29,14 +29,15 @@ const MAX_SMALL = 16 * 1024 * 1024;
 export async function verifyIpa(source: DataSource, options: VerifyIpaOptions = {}): Promise<IpaVerification> {
   const now = options.now ?? new Date();
   const zip = await openIpa(source);
-  const layout = await discoverLayout(zip);
+  const layout = await discoverLayout(zip, { brokenBundles: 'report' });
   const scan = await scanEntries(zip, layout.appFiles);
   const records = scan.records;
   const reports = new Map<BundleNode, BundleVerification>();
   for (const bundle of layout.postOrder) {
     reports.set(bundle, { path: bundle.dir, kind: bundle.kind, bundleId: bundle.bundleId, code: [], sealedFiles: 0, sealProblems: [], problems: [] });
   }
-  const problems: string[] = [];
+  // A code bundle without its executable: the signers refuse it, the report names it.
+  const problems: string[] = layout.brokenBundles.map(describeBrokenBundle);
   const teamIds = new Set<string>();
   let signer: string | undefined;
 

@@ -32,8 +32,8 @@ async function certificate(bundleId: string): Promise<string> {
   return response.body.data.id;
 }
 
-async function runTask(certificateId: string): Promise<any> {
-  const upload = await api.upload('app.ipa', app.bytes);
+async function runTask(certificateId: string, ipa: Buffer = app.bytes): Promise<any> {
+  const upload = await api.upload('app.ipa', ipa);
   assert.equal(upload.status, 200, JSON.stringify(upload.body));
   const created = await api.post('/v1/tasks/create', { file_key: upload.body.data.file_key, cert_type: 'enterprise', certificate_id: certificateId });
   assert.equal(created.status, 200, JSON.stringify(created.body));
@@ -73,5 +73,13 @@ describe('iOS enterprise task through the HTTP API', needsToolchain(), () => {
     assert.equal(task.status, 'failed');
     assert.equal(task.error.code, 'bundle_id_mismatch', JSON.stringify(task.error));
     assert.match(task.error.message, /com\.signet\.generated/);
+  });
+
+  it('fails the task with ipa_invalid when a framework has lost its executable, naming the bundle and the file', async () => {
+    const broken = generatedApp('api-no-kit-binary', { omit: ['Frameworks/Kit.framework/Kit'] });
+    const task = await runTask(await certificate('*'), broken.bytes);
+    assert.equal(task.status, 'failed');
+    assert.equal(task.error.code, 'ipa_invalid', JSON.stringify(task.error));
+    assert.match(task.error.message, /Payload\/Signet\.app\/Frameworks\/Kit\.framework\/Info\.plist names the executable "Kit": Payload\/Signet\.app\/Frameworks\/Kit\.framework\/Kit, which is not in the bundle/);
   });
 });

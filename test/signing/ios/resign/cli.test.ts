@@ -56,4 +56,29 @@ describe('signet sign / verify with an .ipa', needsToolchain(), () => {
     assert.match(sign.stderr, /No provisioning profile covers "com\.signet\.generated\.widget".*\(bundle_id_mismatch\)/);
     assert.equal(existsSync(out), false);
   });
+
+  it('a framework whose executable is missing: sign refuses (ipa_invalid), verify exits 1 naming the file', () => {
+    const missing = 'Payload/Signet.app/Frameworks/Kit.framework/Kit';
+    const broken = generatedApp('cli-no-kit-binary', { omit: ['Frameworks/Kit.framework/Kit'] });
+    const out = path.join(dir, 'no-kit.ipa');
+    const sign = signet('sign', broken.path, '-o', out, '--p12', path.join(dir, 'dist.p12'), '--password', 'pw',
+      '--profile', path.join(dir, 'app.mobileprovision'), '--profile', `com.example.cli.widget=${path.join(dir, 'widget.mobileprovision')}`, '--bundle-id', 'com.example.cli');
+    assert.equal(sign.status, 1);
+    assert.match(sign.stderr, new RegExp(`Frameworks/Kit\\.framework/Info\\.plist names the executable "Kit": ${missing.replaceAll('.', '\\.')}, which is not in the bundle.*\\(ipa_invalid\\)`));
+    assert.equal(existsSync(out), false);
+
+    // A correctly signed app from which Info-ZIP then deletes the framework's binary.
+    const signed = path.join(dir, 'signed-then-broken.ipa');
+    const ok = signet('sign', app.path, '-o', signed, '--p12', path.join(dir, 'dist.p12'), '--password', 'pw',
+      '--profile', path.join(dir, 'app.mobileprovision'), '--profile', `com.example.cli.widget=${path.join(dir, 'widget.mobileprovision')}`, '--bundle-id', 'com.example.cli');
+    assert.equal(ok.status, 0, ok.stderr);
+    assert.equal(spawnSync('zip', ['-q', '-d', signed, missing]).status, 0);
+    const verify = signet('verify', signed);
+    assert.equal(verify.status, 1);
+    assert.match(verify.stdout, /^DOES NOT VERIFY\n/);
+    assert.ok(verify.stdout.includes(`ERROR: Payload/Signet.app/Frameworks/Kit.framework/Info.plist names the executable "Kit": ${missing}, which is not in the bundle`), verify.stdout);
+    const json = JSON.parse(signet('verify', signed, '--json').stdout);
+    assert.equal(json.verified, false);
+    assert.ok(json.problems.some((p: string) => p.includes(missing)));
+  });
 });

@@ -210,6 +210,53 @@ describe('re-signing a generated app', needsToolchain(), () => {
   });
 });
 
+describe('a nested bundle whose Info.plist names a missing executable (issue #17)', needsToolchain(), () => {
+  const KIT = 'Payload/Signet.app/Frameworks/Kit.framework/';
+  before(() => {
+    const pki = testPki();
+    app ??= generatedApp();
+    appProfile ??= parseProvisioningProfile(pki.mobileprovision({ bundleId: app.bundleId }));
+    widgetProfile ??= parseProvisioningProfile(pki.mobileprovision({ bundleId: app.extensionId }));
+  });
+
+  it('a framework or extension without its executable is refused, naming the bundle and the file', async () => {
+    const noKit = generatedApp('no-kit-binary', { omit: ['Frameworks/Kit.framework/Kit'] });
+    const error = await refusal(resign(noKit.bytes), 'ipa_invalid');
+    assert.equal(error.message, `${KIT}Info.plist names the executable "Kit": ${KIT}Kit, which is not in the bundle (codesign refuses to sign such a framework, and iOS cannot load it)`);
+    assert.deepEqual(error.details, { path: `${KIT}Kit`, bundle: KIT });
+    const noWidget = generatedApp('no-widget-binary', { omit: ['PlugIns/Widget.appex/Widget'] });
+    assert.match((await refusal(resign(noWidget.bytes), 'ipa_invalid')).message, /PlugIns\/Widget\.appex\/Info\.plist names the executable "Widget".*appex/);
+  });
+
+  it('the verifier reports it: a signed app whose framework lost its executable does not verify', async () => {
+    const output = await resign(app.bytes);
+    const report = await verifyIpa(new BufferSource(await removeEntry(output, `${KIT}Kit`)));
+    assert.equal(report.verified, false);
+    assert.ok(allProblems(report).includes(`${KIT}Info.plist names the executable "Kit": ${KIT}Kit, which is not in the bundle (codesign refuses to sign such a framework, and iOS cannot load it)`), allProblems(report).join('\n'));
+    assert.ok(!report.bundles.some((b) => b.path === KIT), 'not reported as a bundle');
+  });
+
+  it('a plain bundle naming a missing executable (a resource bundle) is sealed as resources and verifies', async () => {
+    const plist = (entries: Record<string, string>): Buffer => Buffer.from(`<?xml version="1.0" encoding="UTF-8"?>\n<plist version="1.0"><dict>${Object.entries(entries).map(([k, v]) => `<key>${k}</key><string>${v}</string>`).join('')}</dict></plist>\n`);
+    const withBundle = await addEntries(app.bytes, [
+      ['Payload/Signet.app/Assets.bundle/Info.plist', plist({ CFBundleIdentifier: 'com.vendor.assets', CFBundleExecutable: 'Assets', CFBundlePackageType: 'BNDL' })],
+      ['Payload/Signet.app/Assets.bundle/logo.dat', Buffer.alloc(100, 3)],
+    ]);
+    const report = await verifyIpa(new BufferSource(await resign(withBundle)));
+    assert.deepEqual(allProblems(report), []);
+    assert.deepEqual(report.bundles.map((b) => b.path.replace('Payload/Signet.app/', '')), ['Frameworks/Kit.framework/', 'PlugIns/Widget.appex/', '']);
+  });
+});
+
+async function removeEntry(ipa: Buffer, name: string): Promise<Buffer> {
+  const zip = await ZipReader.open(new BufferSource(ipa));
+  const sink = new MemorySink();
+  const writer = new ZipWriter(sink);
+  for (const entry of zip.entriesInFileOrder()) if (entry.name !== name) await writer.addRaw(entry, zip);
+  await writer.finish();
+  return sink.toBuffer();
+}
+
 /** A copy of `ipa` with entries appended (src ZipWriter: raw copies plus new entries). */
 async function addEntries(ipa: Buffer, extra: Array<[string, Buffer]>): Promise<Buffer> {
   const zip = await ZipReader.open(new BufferSource(ipa));
