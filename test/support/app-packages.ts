@@ -18,6 +18,8 @@ export interface ApkSpec {
   label?: string;
   /** android:minSdkVersion (default 24). */
   minSdk?: number;
+  /** ABIs to carry a native library for (lib/<abi>/libnative.so). */
+  abis?: readonly string[];
 }
 
 export function apkManifest(spec: ApkSpec = {}): Buffer {
@@ -39,6 +41,7 @@ export function tinyApk(spec: ApkSpec = {}): Buffer {
   return buildZip([
     { name: 'AndroidManifest.xml', data: apkManifest(spec), method: 0 },
     { name: 'classes.dex', data: Buffer.from('dex\n035\0'), method: 8 },
+    ...(spec.abis ?? []).map((abi) => ({ name: `lib/${abi}/libnative.so`, data: Buffer.from('\x7fELF'), method: 8 })),
   ]).bytes;
 }
 

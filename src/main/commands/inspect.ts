@@ -43,6 +43,7 @@ function describe(info: PackageInfo): string {
       ['Min SDK', sdk(info.minSdk, info.minSdkCodename)], ['Target SDK', sdk(info.targetSdk, info.targetSdkCodename)]);
     const others = Object.entries(info.labels).filter(([locale]) => locale !== '');
     if (others.length > 0) rows.push(['Labels', others.map(([locale, label]) => `${locale}: ${label}`).join('; ')]);
+    rows.push(['Native ABIs', info.nativeAbis.length > 0 ? info.nativeAbis.join(', ') : '(none: runs on every ABI)']);
     if (info.debuggable) rows.push(['Debuggable', 'yes']);
   }
   if (info.icon === null) {

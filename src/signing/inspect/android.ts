@@ -51,6 +51,7 @@ export async function inspectAndroid(zip: ZipReader, options: InspectOptions): P
     labels: meta.labels,
     labelIssue: meta.labelIssue,
     debuggable: meta.debuggable,
+    nativeAbis: nativeAbis(zip),
     icon: meta.icon === null ? null : {
       path: meta.icon.path,
       format: meta.icon.format,
@@ -63,4 +64,17 @@ export async function inspectAndroid(zip: ZipReader, options: InspectOptions): P
     },
     iconIssue: meta.iconIssue,
   };
+}
+
+/**
+ * `lib/<abi>/<name>.so` entries name the ABIs (AOSP NativeLibraryHelper copies native code from
+ * exactly these paths); ABI folder names are short ASCII tokens such as arm64-v8a or x86_64.
+ */
+function nativeAbis(zip: ZipReader): string[] {
+  const abis = new Set<string>();
+  for (const entry of zip.entries) {
+    const match = /^lib\/([A-Za-z0-9_-]{1,32})\/[^/]+\.so$/.exec(entry.name);
+    if (match && !entry.isDirectory) abis.add(match[1]!);
+  }
+  return [...abis].sort();
 }

@@ -28,6 +28,6 @@ export function packageInfoJson(info: PackageInfo): PackageInfoJson {
   return {
     ...common, version_code: info.versionCode, version_code_major: info.versionCodeMajor,
     min_sdk: info.minSdk, min_sdk_codename: info.minSdkCodename, target_sdk: info.targetSdk, target_sdk_codename: info.targetSdkCodename,
-    labels: info.labels, label_issue: info.labelIssue, debuggable: info.debuggable, icon, icon_issue: info.iconIssue,
+    labels: info.labels, label_issue: info.labelIssue, debuggable: info.debuggable, native_abis: info.nativeAbis, icon, icon_issue: info.iconIssue,
   };
 }

@@ -68,6 +68,12 @@ export interface AndroidPackageInfo extends CommonInfo {
   /** Why `name` is null, when it is. */
   readonly labelIssue: string | null;
   readonly debuggable: boolean;
+  /**
+   * ABIs the APK carries native code for: the <abi> of every `lib/<abi>/*.so` entry, sorted
+   * (PackageManager installs native libraries from these folders; an APK without any runs on
+   * every ABI). Empty when the app is pure Java/Kotlin.
+   */
+  readonly nativeAbis: readonly string[];
 }
 
 export type PackageInfo = IosPackageInfo | AndroidPackageInfo;
