@@ -21,6 +21,13 @@ export interface DistributionsTable {
   enabled: 'yes' | 'no';
   created_at: string;
   updated_at: string;
+  // Migration 0009: read from the signed package when published (null: published before).
+  /** iOS MinimumOSVersion ("15.0"); Android minSdkVersion as a decimal API level ("24"). */
+  minimum_os: string | null;
+  /** iOS: JSON array of device families ("iphone", "ipad", …) from UIDeviceFamily. */
+  device_families: string | null;
+  /** Android: JSON array of the ABIs the APK carries native code for (lib/<abi>/); [] = none. */
+  native_abis: string | null;
 }
 
 export interface DistributionDailyDownloadsTable {
@@ -28,6 +35,16 @@ export interface DistributionDailyDownloadsTable {
   /** UTC day, YYYY-MM-DD. */
   day: string;
   downloads: number;
+}
+
+/**
+ * The first (counted) download of a link by one client (an HMAC of its address and user agent):
+ * lets that client's Range continuations finish after the quota filled. Migration 0009.
+ */
+export interface DownloadStartsTable {
+  distribution_id: string;
+  client_key: string;
+  started_at: string;
 }
 
 export interface AppLinksTable {
@@ -41,6 +58,7 @@ export interface DistributionTables {
   distributions: DistributionsTable;
   distribution_daily_downloads: DistributionDailyDownloadsTable;
   app_links: AppLinksTable;
+  download_starts: DownloadStartsTable;
 }
 
 export type DistributionRow = Selectable<DistributionsTable>;

@@ -236,7 +236,18 @@ export interface Repositories {
 
 export interface DistributionRepository {
   /** Inserts the task's distribution (idempotent per task: an existing one is returned). */
-  create(input: { accountId: string; taskId: string; appId: string | null; platform: Platform; slug: string; iconBlobKey: string | null }): Promise<DistributionRow>;
+  create(input: {
+    accountId: string;
+    taskId: string;
+    appId: string | null;
+    platform: Platform;
+    slug: string;
+    iconBlobKey: string | null;
+    /** What the package requires (migration 0009); see DistributionsTable. */
+    minimumOs?: string | null;
+    deviceFamilies?: readonly string[] | null;
+    nativeAbis?: readonly string[] | null;
+  }): Promise<DistributionRow>;
   find(accountId: string, id: string): Promise<DistributionRow | null>;
   findByTask(accountId: string, taskId: string): Promise<DistributionRow | null>;
   /** Public lookup by the slug of /d/{slug}; no account scope (the slug is the credential). */
@@ -255,4 +266,13 @@ export interface DistributionRepository {
   ensureAppLink(accountId: string, appId: string, slug: string): Promise<AppLinkRow>;
   findAppLink(appId: string): Promise<AppLinkRow | null>;
   findAppLinkBySlug(slug: string): Promise<AppLinkRow | null>;
+  /** Every distribution of an app (enabled or not), newest first: the version history. */
+  listAllForApp(accountId: string, appId: string, page?: PageRequest): Promise<Page<DistributionRow>>;
+  /**
+   * Records that `clientKey` started a counted download of the link at `now` (replacing an older
+   * start), and forgets starts older than `forgetBefore`.
+   */
+  recordDownloadStart(id: string, clientKey: string, now: Date, forgetBefore: Date): Promise<void>;
+  /** True when `clientKey` started a counted download of the link at or after `since`. */
+  downloadStartedSince(id: string, clientKey: string, since: Date): Promise<boolean>;
 }

@@ -6,14 +6,13 @@ import type { Db } from '../db/database.ts';
 import { newSlug } from '../db/ids.ts';
 import type { DistributionRow } from '../db/distribution-tables.ts';
 import type { TaskRow } from '../db/schema.ts';
+import { allRows } from '../db/repositories/pagination.ts';
 import { AppError, type ErrorCode } from '../errors.ts';
-import { FileSource } from '../signing/data-source.ts';
-import { inspectPackage } from '../signing/inspect/index.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
 import { assertBlobKey } from '../storage/blob-keys.ts';
 import { hashPassword } from './access.ts';
-import { normalizePng } from './cgbi.ts';
 import { itmsServicesUrl } from './manifest.ts';
+import type { ReleaseFacts } from './release-facts.ts';
 
 export const ICON_TYPES = { png: 'image/png', webp: 'image/webp', jpeg: 'image/jpeg' } as const;
 
@@ -38,11 +37,32 @@ export interface Release {
   task: TaskRow & { artifact_blob_key: string; artifact_size: number };
 }
 
+/** Why a link may not be used right now. */
+export type UnavailableReason = Extract<ErrorCode, 'link_disabled' | 'link_expired' | 'download_quota_exceeded'>;
+
+/** A release as its version history shows it: usable (perhaps behind a password) or why not. */
+export type ReleaseState = 'available' | 'password' | 'expired' | 'disabled' | 'exhausted';
+
+/** What the package requires, as stored when it was published (null: not recorded). */
+export interface ReleaseRequirements {
+  minimumOs: string | null;
+  deviceFamilies: string[] | null;
+  nativeAbis: string[] | null;
+}
+
+/** How long a client that started a counted download may resume it after the quota filled. */
+export const RESUME_WINDOW_MS = 24 * 3600_000;
+
 export interface DistributionServiceOptions {
   db: Db;
   blobs: BlobStore;
   /** Public base URL, no trailing slash (config.publicUrl or the local listener). */
   baseUrl: string;
+  /**
+   * Reads a stored artifact's icon and requirements. CPU-heavy (icon decoding): src/main runs it
+   * on a worker thread (ReleaseReader), never on the event loop that serves requests.
+   */
+  readFacts: (artifactBlobKey: string) => Promise<ReleaseFacts>;
 }
 
 export class DistributionService {
@@ -63,7 +83,8 @@ export class DistributionService {
 
   /**
    * Gives a succeeded task its install link (idempotent) and makes sure its app has a permanent
-   * link. The icon is extracted once here, converted from CgBI, and stored beside the artifact.
+   * link. The icon (as a standard image) and the requirements are read once here, off the event
+   * loop, and stored with the release.
    */
   async publish(task: TaskRow): Promise<DistributionRow> {
     const existing = await this.#db.repos.distributions.findByTask(task.account_id, task.id);
@@ -72,7 +93,9 @@ export class DistributionService {
       throw new AppError('artifact_not_ready', `task ${task.id} has no signed artifact to distribute`);
     }
     const slug = newSlug();
-    const iconBlobKey = await this.#storeIcon(task.artifact_blob_key, slug);
+    // An unreadable package costs the icon and the requirements, never the release.
+    const facts = await this.#options.readFacts(task.artifact_blob_key).catch(() => null);
+    const iconBlobKey = facts?.icon ? await this.#storeIcon(facts.icon, slug) : null;
     const distribution = await this.#db.repos.distributions.create({
       accountId: task.account_id,
       taskId: task.id,
@@ -80,6 +103,9 @@ export class DistributionService {
       platform: task.platform,
       slug,
       iconBlobKey,
+      minimumOs: facts?.minimumOs ?? null,
+      deviceFamilies: facts?.deviceFamilies ?? null,
+      nativeAbis: facts?.nativeAbis ?? null,
     });
     if (task.app_id !== null) await this.#db.repos.distributions.ensureAppLink(task.account_id, task.app_id, newSlug());
     return distribution;
@@ -146,21 +172,67 @@ export class DistributionService {
     return release;
   }
 
-  /** The newest release of the app behind a permanent link. */
-  async latestRelease(appSlug: string): Promise<{ release: Release; appSlug: string }> {
-    const link = /^[0-9A-Za-z]{20,64}$/.test(appSlug) ? await this.#db.repos.distributions.findAppLinkBySlug(appSlug) : null;
-    const latest = link ? await this.#db.repos.distributions.latestForApp(link.app_id) : null;
-    if (!link || !latest) throw new AppError('distribution_not_found', 'this app has no release to install');
-    return { release: await this.release(latest.slug), appSlug };
+  /**
+   * What the app's permanent link serves: its newest release that can be installed (perhaps
+   * behind a password), else its newest release with the reason it cannot.
+   */
+  async latestRelease(appSlug: string): Promise<{ release: Release; unavailable: UnavailableReason | null }> {
+    const link = await this.#appLink(appSlug);
+    let newest: Release | null = null;
+    for await (const distribution of allRows((page) => this.#db.repos.distributions.listAllForApp(link.account_id, link.app_id, page))) {
+      const release = await this.release(distribution.slug).catch(() => null);
+      if (release === null) continue;
+      newest ??= release;
+      if (this.unavailable(distribution) === null) return { release, unavailable: null };
+    }
+    if (newest === null) throw new AppError('distribution_not_found', 'this app has no release to install');
+    return { release: newest, unavailable: this.unavailable(newest.distribution) };
   }
 
-  async history(appSlug: string): Promise<{ appName: string | null; releases: Release[] }> {
+  /**
+   * The app's version history, newest first: each release once (the tasks of one upload, or
+   * several links to the same version and build, are one release, shown by its best link).
+   */
+  async history(appSlug: string, limit = 100): Promise<{ appName: string | null; releases: Array<{ release: Release; state: ReleaseState }> }> {
+    const link = await this.#appLink(appSlug);
+    const app = await this.#db.repos.apps.find(link.account_id, link.app_id);
+    const page = await this.#db.repos.distributions.listAllForApp(link.account_id, link.app_id, { limit });
+    const releases = (await Promise.all(page.items.map((d) => this.release(d.slug).catch(() => null)))).filter((r): r is Release => r !== null);
+    const chosen = new Map<string, { release: Release; state: ReleaseState }>();
+    for (const release of releases) {
+      const { task } = release;
+      const key = task.app_version === null && task.app_build === null ? `upload:${task.upload_id}` : `version:${task.app_version}\n${task.app_build}`;
+      const state = this.state(release.distribution);
+      const current = chosen.get(key);
+      // Newest first already; a usable link replaces an unusable one of the same release.
+      if (current === undefined || (!usable(current.state) && usable(state))) chosen.set(key, { release, state });
+    }
+    return { appName: app?.name ?? null, releases: [...chosen.values()] };
+  }
+
+  /** A release's state for its history row. */
+  state(distribution: DistributionRow, now = new Date()): ReleaseState {
+    const reason = this.unavailable(distribution, now);
+    if (reason === 'link_disabled') return 'disabled';
+    if (reason === 'link_expired') return 'expired';
+    if (reason === 'download_quota_exceeded') return 'exhausted';
+    return distribution.password_hash === null ? 'available' : 'password';
+  }
+
+  /** What the release's package requires, as read when it was published. */
+  requirements(distribution: DistributionRow): ReleaseRequirements {
+    const list = (json: string | null): string[] | null => {
+      if (json === null) return null;
+      const value: unknown = JSON.parse(json);
+      return Array.isArray(value) ? value.filter((v): v is string => typeof v === 'string') : null;
+    };
+    return { minimumOs: distribution.minimum_os, deviceFamilies: list(distribution.device_families), nativeAbis: list(distribution.native_abis) };
+  }
+
+  async #appLink(appSlug: string) {
     const link = /^[0-9A-Za-z]{20,64}$/.test(appSlug) ? await this.#db.repos.distributions.findAppLinkBySlug(appSlug) : null;
     if (!link) throw new AppError('distribution_not_found', 'no such app link');
-    const app = await this.#db.repos.apps.find(link.account_id, link.app_id);
-    const page = await this.#db.repos.distributions.listForApp(link.app_id, { limit: 50 });
-    const releases = await Promise.all(page.items.map((d) => this.release(d.slug).catch(() => null)));
-    return { appName: app?.name ?? null, releases: releases.filter((r): r is Release => r !== null) };
+    return link;
   }
 
   async appLinkUrl(appId: string): Promise<string | null> {
@@ -181,16 +253,27 @@ export class DistributionService {
   }
 
   /** Why a link may not be used right now (checked on every page view and download). */
-  unavailable(distribution: DistributionRow, now = new Date()): Extract<ErrorCode, 'link_disabled' | 'link_expired' | 'download_quota_exceeded'> | null {
+  unavailable(distribution: DistributionRow, now = new Date()): UnavailableReason | null {
     if (distribution.enabled !== 'yes') return 'link_disabled';
     if (distribution.expires_at !== null && distribution.expires_at <= now.toISOString()) return 'link_expired';
     if (distribution.max_downloads !== null && distribution.downloads >= distribution.max_downloads) return 'download_quota_exceeded';
     return null;
   }
 
-  /** Counts a download against the quota; false when the quota is already used up. */
-  async countDownload(distribution: DistributionRow): Promise<boolean> {
-    return (await this.#db.repos.distributions.countDownload(distribution.id)) !== null;
+  /**
+   * Counts a download against the quota; false when the quota is already used up. `client`
+   * (an opaque key of the downloading client) may then resume this download for RESUME_WINDOW_MS
+   * even after the quota filled.
+   */
+  async countDownload(distribution: DistributionRow, client: string, now = new Date()): Promise<boolean> {
+    if ((await this.#db.repos.distributions.countDownload(distribution.id, now)) === null) return false;
+    await this.#db.repos.distributions.recordDownloadStart(distribution.id, client, now, new Date(now.getTime() - RESUME_WINDOW_MS));
+    return true;
+  }
+
+  /** True when `client` started a counted download of this link recently enough to resume it. */
+  mayResume(distribution: DistributionRow, client: string, now = new Date()): Promise<boolean> {
+    return this.#db.repos.distributions.downloadStartedSince(distribution.id, client, new Date(now.getTime() - RESUME_WINDOW_MS));
   }
 
   /** The signed package's bytes, whole or an inclusive byte range. */
@@ -206,26 +289,13 @@ export class DistributionService {
     return { body: await this.#blobs.get(key), contentType: ICON_TYPES[extension] ?? 'application/octet-stream' };
   }
 
-  async #storeIcon(artifactKey: string, slug: string): Promise<string | null> {
-    const icon = await this.#blobs.withLocalFile(artifactKey, async (path) => {
-      const source = await FileSource.open(path);
-      try {
-        return (await inspectPackage(source)).icon;
-      } finally {
-        await source.close();
-      }
-    }).catch(() => null); // an unreadable icon never blocks a release; the page shows a placeholder
-    if (!icon?.bytes) return null;
-    let bytes = icon.bytes;
-    if (icon.format === 'png') {
-      try {
-        bytes = normalizePng(icon.bytes); // iOS icons are CgBI PNGs that browsers cannot show
-      } catch {
-        return null;
-      }
-    }
+  async #storeIcon(icon: NonNullable<ReleaseFacts['icon']>, slug: string): Promise<string> {
     const key = assertBlobKey(`icons/${slug}.${icon.format}`);
-    await this.#blobs.put(key, Readable.from([bytes]), { contentType: ICON_TYPES[icon.format] });
+    await this.#blobs.put(key, Readable.from([icon.bytes]), { contentType: ICON_TYPES[icon.format] });
     return key;
   }
+}
+
+function usable(state: ReleaseState): boolean {
+  return state === 'available' || state === 'password';
 }

@@ -24,6 +24,7 @@ import { developerAccountRoutes } from './routes/developer-accounts.ts';
 import { distributionRoutes } from './routes/distributions.ts';
 import { installPageRoutes } from './routes/install-pages.ts';
 import { opsRoutes, type ReadinessCheck } from './routes/ops.ts';
+import { pageAssetRoutes } from './routes/page-assets.ts';
 import { taskRoutes } from './routes/tasks.ts';
 import { uploadRoutes } from './routes/uploads.ts';
 import { udidRoutes } from './routes/udid.ts';
@@ -124,13 +125,14 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   appRoutes(app, deps.apps);
   distributionRoutes(app, deps.distributions);
   if (deps.developerAccounts) developerAccountRoutes(app, deps.developerAccounts);
+  pageAssetRoutes(app);
   await installPageRoutes(app, {
     distributions: deps.distributions,
     linkKey: deps.linkKey,
     secure: deps.baseUrl.startsWith('https://'),
     ...(deps.enrollments ? { enrollments: deps.enrollments } : {}),
   });
-  if (deps.enrollments) await udidRoutes(app, { distributions: deps.distributions, enrollments: deps.enrollments, linkKey: deps.linkKey });
+  if (deps.enrollments) await udidRoutes(app, { distributions: deps.distributions, enrollments: deps.enrollments, linkKey: deps.linkKey, secure: deps.baseUrl.startsWith('https://') });
   await app.ready();
   return { app, inFlight };
 }

@@ -1,6 +1,6 @@
 // Sends a stored file with Range support (RFC 9110 §14): the authenticated artifact download and
 // the public install-link download share it.
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../errors.ts';
 import { parseRange, type ByteRange } from './range.ts';
@@ -28,14 +28,16 @@ export async function sendFile(request: FastifyRequest, reply: FastifyReply, fil
   const ifRange = request.headers['if-range'];
   if (range && (ifRange === undefined || ifRange === `"${file.sha256}"`)) {
     reply.code(206).header('content-range', `bytes ${range.start}-${range.end}/${file.size}`).header('content-length', String(range.end - range.start + 1));
-    return reply.send(await file.open(range));
+    return reply.send(await body(request, () => file.open(range)));
   }
   reply.header('content-length', String(file.size));
-  return reply.send(await file.open(null));
+  return reply.send(await body(request, () => file.open(null)));
 }
 
-/** True when the request asks for the file from its first byte (a new download, not a resume). */
-export function startsAtZero(request: FastifyRequest, size: number): boolean {
-  const range = parseRange(request.headers.range, size);
-  return range === null || range === 'unsatisfiable' || range.start === 0;
+/**
+ * The bytes to send; none for HEAD. fastify answers HEAD by draining the GET handler's stream,
+ * which would read a whole package from storage to send nothing.
+ */
+async function body(request: FastifyRequest, open: () => Promise<Readable>): Promise<Readable> {
+  return request.method === 'HEAD' ? Readable.from([]) : open();
 }

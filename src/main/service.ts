@@ -7,6 +7,7 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { sql } from 'kysely';
 import { publicBaseUrl, type Config } from '../config.ts';
 import { openDatabase, type Db } from '../db/database.ts';
+import { ReleaseReader } from '../distribution/release-reader.ts';
 import { DistributionService } from '../distribution/service.ts';
 import { DeviceFlow } from '../super-signature/device-flow.ts';
 import type { DeviceBuildSigner } from '../super-signature/device-signer.ts';
@@ -72,6 +73,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   let worker: Worker | null = null;
   let stopSweeper = async (): Promise<void> => {};
   let pool: SignerPool | null = null;
+  const releaseReader = new ReleaseReader();
   try {
     const store = (blobs = await openBlobStore(config));
     const jobs = (queue = await openJobQueue(db, config.databaseUrl, overrides.queueTuning));
@@ -148,6 +150,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       get baseUrl() {
         return base.url;
       },
+      readFacts: (key) => store.withLocalFile(key, (file) => releaseReader.read(file)),
     });
 
     const logger = overrides.logger ?? (config.logLevel === 'silent' ? false : { level: config.logLevel });
@@ -240,6 +243,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         await stopSweeper();
         await worker?.stop();
         await pool?.close();
+        await releaseReader.close();
         await jobs.close();
         await store.close();
         await db.close();
@@ -249,6 +253,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     await stopSweeper();
     await worker?.stop().catch(() => {});
     await pool?.close().catch(() => {});
+    await releaseReader.close().catch(() => {});
     await queue?.close().catch(() => {});
     await blobs?.close().catch(() => {});
     await db.close().catch(() => {});

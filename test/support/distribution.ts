@@ -14,19 +14,20 @@ import { buildZip } from './zip-builder.ts';
 export const ICON_SIZE = 120;
 
 /** An IPA whose AppIcon60x60@2x.png is a CgBI PNG, as Xcode writes it. */
-export function iconIpa(options: { bundleId?: string; version?: string; build?: string } = {}): Buffer {
+export function iconIpa(options: { bundleId?: string; version?: string; build?: string; name?: string; minimumOs?: string; deviceFamily?: number[] } = {}): Buffer {
   const rgba = Buffer.alloc(ICON_SIZE * ICON_SIZE * 4);
   for (let i = 0; i < ICON_SIZE * ICON_SIZE; i++) rgba.set([0x10, 0x60 + (i % 100), 0xd0, 0xff], i * 4);
   const plist = `<?xml version="1.0" encoding="UTF-8"?>
 <!DOCTYPE plist PUBLIC "-//Apple//DTD PLIST 1.0//EN" "http://www.apple.com/DTDs/PropertyList-1.0.dtd">
 <plist version="1.0"><dict>
 <key>CFBundleIdentifier</key><string>${options.bundleId ?? 'com.example.installer'}</string>
-<key>CFBundleDisplayName</key><string>Installer Demo</string>
+<key>CFBundleDisplayName</key><string>${options.name ?? 'Installer Demo'}</string>
 <key>CFBundleExecutable</key><string>Demo</string>
 <key>CFBundleShortVersionString</key><string>${options.version ?? '3.1'}</string>
 <key>CFBundleVersion</key><string>${options.build ?? '310'}</string>
 <key>CFBundleIcons</key><dict><key>CFBundlePrimaryIcon</key><dict><key>CFBundleIconFiles</key><array><string>AppIcon60x60</string></array></dict></dict>
-<key>MinimumOSVersion</key><string>15.0</string>
+<key>MinimumOSVersion</key><string>${options.minimumOs ?? '15.0'}</string>
+<key>UIDeviceFamily</key><array>${(options.deviceFamily ?? [1, 2]).map((f) => `<integer>${f}</integer>`).join('')}</array>
 </dict></plist>
 `;
   return buildZip([
@@ -41,6 +42,12 @@ export interface DistributionFixture {
   api: Api;
   /** Uploads `bytes`, runs a task to success and returns the task and its distribution. */
   release(fileName: string, bytes: Buffer): Promise<{ task: any; distribution: any }>;
+  /** Uploads `bytes` and returns its file_key. */
+  upload(fileName: string, bytes: Buffer): Promise<string>;
+  /** Runs a task from an uploaded file_key to success and returns the task and its distribution. */
+  publish(fileKey: string): Promise<{ task: any; distribution: any }>;
+  /** PATCHes the link's settings and returns the new distribution. */
+  configure(distributionId: string, settings: Record<string, unknown>): Promise<any>;
   close(): Promise<void>;
 }
 
@@ -58,10 +65,13 @@ export async function distributionFixture(name: string, env: Record<string, stri
     throw error;
   }
 
-  const release = async (fileName: string, bytes: Buffer) => {
-    const upload = await api.upload(fileName, bytes);
-    assert.equal(upload.status, 200, JSON.stringify(upload.body));
-    const created = await api.post('/v1/tasks/create', { file_key: upload.body.data.file_key, cert_type: 'enterprise' });
+  const upload = async (fileName: string, bytes: Buffer): Promise<string> => {
+    const uploaded = await api.upload(fileName, bytes);
+    assert.equal(uploaded.status, 200, JSON.stringify(uploaded.body));
+    return uploaded.body.data.file_key;
+  };
+  const publish = async (fileKey: string) => {
+    const created = await api.post('/v1/tasks/create', { file_key: fileKey, cert_type: 'enterprise' });
     assert.equal(created.status, 200, JSON.stringify(created.body));
     const taskId = created.body.data.task_id;
     const deadline = Date.now() + 60_000;
@@ -77,7 +87,13 @@ export async function distributionFixture(name: string, env: Record<string, stri
       await sleep(50);
     }
   };
-  return { server, api, release, close: () => server.close() };
+  const configure = async (distributionId: string, settings: Record<string, unknown>) => {
+    const patched = await api.request('PATCH', `/v1/distributions/${distributionId}`, { json: settings });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
+    return patched.body.data;
+  };
+  const release = async (fileName: string, bytes: Buffer) => publish(await upload(fileName, bytes));
+  return { server, api, release, upload, publish, configure, close: () => server.close() };
 }
 
 export { tinyApk };

@@ -21,6 +21,9 @@ export function distributionRepository(db: Kysely<Database>): DistributionReposi
           slug: input.slug,
           platform: input.platform,
           icon_blob_key: input.iconBlobKey,
+          minimum_os: input.minimumOs ?? null,
+          device_families: input.deviceFamilies ? JSON.stringify(input.deviceFamilies) : null,
+          native_abis: input.nativeAbis ? JSON.stringify(input.nativeAbis) : null,
           password_hash: null,
           expires_at: null,
           max_downloads: null,
@@ -128,6 +131,35 @@ export function distributionRepository(db: Kysely<Database>): DistributionReposi
 
     async findAppLinkBySlug(slug) {
       return (await db.selectFrom('app_links').selectAll().where('slug', '=', slug).executeTakeFirst()) ?? null;
+    },
+
+    async listAllForApp(accountId, appId, page) {
+      const limit = pageLimit(page);
+      const cursor = decodeCursor(page?.cursor);
+      let query = db.selectFrom('distributions').selectAll().where('account_id', '=', accountId).where('app_id', '=', appId);
+      if (cursor !== null) query = query.where(before('created_at', 'id', cursor));
+      const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+      return toPage(rows, limit, (row) => row.created_at);
+    },
+
+    async recordDownloadStart(id, clientKey, now, forgetBefore) {
+      await db
+        .insertInto('download_starts')
+        .values({ distribution_id: id, client_key: clientKey, started_at: nowIso(now) })
+        .onConflict((oc) => oc.columns(['distribution_id', 'client_key']).doUpdateSet({ started_at: nowIso(now) }))
+        .execute();
+      await db.deleteFrom('download_starts').where('started_at', '<', nowIso(forgetBefore)).execute();
+    },
+
+    async downloadStartedSince(id, clientKey, since) {
+      const row = await db
+        .selectFrom('download_starts')
+        .select('started_at')
+        .where('distribution_id', '=', id)
+        .where('client_key', '=', clientKey)
+        .where('started_at', '>=', nowIso(since))
+        .executeTakeFirst();
+      return row !== undefined;
     },
   };
 }

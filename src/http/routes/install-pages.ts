@@ -1,22 +1,36 @@
 // Public install links (no API key): the page, its manifest, the download, icon and QR codes, the
-// app's permanent link and version history. Failures render HTML pages a tester can understand;
-// the status codes still come from the catalogue (src/http/error-status.ts).
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+// app's permanent link and version history. Pages are in the visitor's language
+// (public-pages.ts); failures render HTML pages a tester can understand, and links that stopped
+// working still name their app unless they are password protected. The status codes still come
+// from the catalogue (src/http/error-status.ts). Link-preview agents get an Open Graph card and
+// are never counted; a download counts once, when it starts at byte 0 (not HEAD, not a Range
+// continuation), and a client whose counted download started may resume it after the quota filled.
+import { createHmac } from 'node:crypto';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { TaskRow } from '../../db/schema.ts';
 import { checkAccessToken, issueAccessToken, verifyPassword } from '../../distribution/access.ts';
+import { formatSize, messages, type Language } from '../../distribution/i18n/index.ts';
+import { isLinkPreview, type PreviewModel } from '../../distribution/link-preview.ts';
 import { buildManifest, itmsServicesUrl } from '../../distribution/manifest.ts';
-import { renderHistoryPage, renderInstallPage, renderMessagePage, renderPasswordPage } from '../../distribution/page.ts';
+import { renderHistoryPage } from '../../distribution/pages/history-page.ts';
+import { renderInstallPage } from '../../distribution/pages/install-page.ts';
+import { renderMessagePage } from '../../distribution/pages/message-page.ts';
+import { renderPasswordPage } from '../../distribution/pages/password-page.ts';
+import { renderPreviewPage } from '../../distribution/pages/preview-page.ts';
 import { qrPng, qrSvg } from '../../distribution/qr.ts';
-import type { DistributionService, Release } from '../../distribution/service.ts';
+import type { DistributionService, Release, UnavailableReason } from '../../distribution/service.ts';
+import { classifyUserAgent, type Visitor } from '../../distribution/user-agent.ts';
 import type { ArtifactOpener, EnrollmentService } from '../../super-signature/enrollment.ts';
 import { renderSuperSection, withEnrollment } from '../../super-signature/install-section.ts';
-import { classifyUserAgent, type Visitor } from '../../distribution/user-agent.ts';
-import { AppError, errorCodeOf, type ErrorCode } from '../../errors.ts';
+import { AppError, errorCodeOf } from '../../errors.ts';
 import { statusOf } from '../error-status.ts';
-import { sendFile, startsAtZero } from '../send-file.ts';
+import { cookie, pageLanguage, refusalText, sendPage } from '../public-pages.ts';
+import { parseRange } from '../range.ts';
+import { sendFile } from '../send-file.ts';
 
 export interface InstallPageDeps {
   distributions: DistributionService;
-  /** HMAC key for access tokens of password-protected links. */
+  /** HMAC key for access tokens of password-protected links (and download-client keys). */
   linkKey: Buffer;
   /** The public URL is https (cookies get `Secure`; iOS installs can work). */
   secure: boolean;
@@ -24,12 +38,14 @@ export interface InstallPageDeps {
   enrollments?: EnrollmentService;
 }
 
-const PAGE_TITLES: Partial<Record<ErrorCode, [string, string]>> = {
-  distribution_not_found: ['Link not found', 'This install link does not exist. Check that you copied it completely.'],
-  link_expired: ['Link expired', 'This install link has expired. Ask the person who shared it for a new one.'],
-  link_disabled: ['Link disabled', 'This install link has been turned off by its owner.'],
-  download_quota_exceeded: ['Download limit reached', 'This install link has reached its download limit. Ask the person who shared it for a new one.'],
-};
+/** A link that exists but may not be used now: its page still names the app unless protected. */
+class UnavailableLink extends AppError {
+  readonly release: Release;
+  constructor(code: UnavailableReason, release: Release) {
+    super(code);
+    this.release = release;
+  }
+}
 
 const schema = (summary: string, description?: string) => ({ tags: ['Install pages'], summary, ...(description ? { description } : {}) });
 const PUBLIC = { public: true } as const;
@@ -46,43 +62,51 @@ export async function installPageRoutes(app: FastifyInstance, deps: InstallPageD
     // Every public handler renders its AppErrors as HTML pages instead of JSON bodies.
     scope.setErrorHandler(async (error, request, reply) => {
       const code = errorCodeOf(error);
-      if (code === null) {
-        request.log.error({ err: error }, 'install page failed');
-        return sendPage(reply, 500, renderMessagePage('Something went wrong', 'Please try again in a moment.'));
-      }
-      const [title, message] = PAGE_TITLES[code] ?? ['Unavailable', (error as Error).message];
+      if (code === null) request.log.error({ err: error }, 'install page failed');
+      const language = pageLanguage(request, reply, deps.secure);
+      const [title, message] = refusalText(language, code);
+      const release = error instanceof UnavailableLink ? error.release : null;
       // The page is for people; the header names the catalogue code for scripts and support.
-      reply.header('signet-error', code);
-      return sendPage(reply, statusOf(code), renderMessagePage(title, message));
+      if (code !== null) reply.header('signet-error', code);
+      return sendPage(reply, code === null ? 500 : statusOf(code), renderMessagePage({
+        language,
+        requestUrl: request.url,
+        title,
+        message,
+        app: release && release.distribution.password_hash === null ? { name: appName(release), version: release.task.app_version, iconUrl: iconPath(release) } : null,
+      }));
     });
 
-    /** The release, after the availability and password checks every route shares. */
-    const open = async (request: FastifyRequest, reply: FastifyReply, slug: string): Promise<{ release: Release; token: string | null } | null> => {
-      const release = await distributions.availableRelease(slug);
-      const access = accessOf(request, linkKey, release.distribution);
-      if (access) return { release, token: access.token };
-      if (request.url.split('?')[0] === `/d/${slug}`) {
-        await sendPage(reply.header('signet-error', 'password_required'), 401, renderPasswordPage(appName(release), `/d/${slug}`, false));
-      } else {
-        throw new AppError('password_required');
-      }
-      return null;
+    /** The release behind a slug when it may be used now; refused with the reason otherwise. */
+    const usable = async (slug: string): Promise<Release> => {
+      const release = await distributions.release(slug);
+      const reason = distributions.unavailable(release.distribution);
+      if (reason) throw new UnavailableLink(reason, release);
+      return release;
     };
 
-    scope.get('/d/:slug', { config: PUBLIC, schema: schema('Install page', 'HTML page adapted to the visitor’s device: install button, QR code, guidance.') }, async (request, reply) => {
+    scope.get('/d/:slug', { config: PUBLIC, schema: schema('Install page', 'HTML page in the visitor’s language, adapted to their device: install button, QR code, what the build requires, guidance.') }, async (request, reply) => {
       const { slug } = request.params as { slug: string };
-      const opened = await open(request, reply, slug);
-      if (!opened) return reply;
-      return sendPage(reply, 200, await installPage(request, opened.release, opened.token));
+      const language = pageLanguage(request, reply, deps.secure);
+      if (previewing(request)) return sendPage(reply, 200, renderPreviewPage(language, preview(await distributions.release(slug), language)));
+      const release = await usable(slug);
+      const access = accessOf(request, linkKey, release.distribution);
+      if (!access) {
+        reply.header('signet-error', 'password_required');
+        return sendPage(reply, 401, renderPasswordPage({ language, requestUrl: request.url, action: `/d/${slug}`, wrongPassword: false }));
+      }
+      return sendPage(reply, 200, await installPage(request, language, release, access.token));
     });
 
     scope.post('/d/:slug', { config: PUBLIC, schema: schema('Unlock a password-protected install page') }, async (request, reply) => {
       const { slug } = request.params as { slug: string };
-      const release = await distributions.availableRelease(slug);
+      const language = pageLanguage(request, reply, deps.secure);
+      const release = await usable(slug);
       const hash = release.distribution.password_hash;
       const password = (request.body as { password?: unknown } | undefined)?.password;
       if (hash !== null && (typeof password !== 'string' || !(await verifyPassword(password, hash)))) {
-        return sendPage(reply.header('signet-error', 'password_required'), 401, renderPasswordPage(appName(release), `/d/${slug}`, true));
+        reply.header('signet-error', 'password_required');
+        return sendPage(reply, 401, renderPasswordPage({ language, requestUrl: request.url, action: `/d/${slug}`, wrongPassword: true }));
       }
       if (hash !== null) {
         const token = issueAccessToken(linkKey, slug, hash);
@@ -93,17 +117,17 @@ export async function installPageRoutes(app: FastifyInstance, deps: InstallPageD
 
     scope.get('/d/:slug/manifest.plist', { config: PUBLIC, schema: schema('OTA manifest (itms-services)') }, async (request, reply) => {
       const { slug } = request.params as { slug: string };
-      const opened = await open(request, reply, slug);
-      if (!opened) return reply;
-      const { token } = opened;
+      const opened = await usable(slug);
+      const access = accessOf(request, linkKey, opened.distribution);
+      if (!access) throw new AppError('password_required');
       const enrollment = enrollmentOf(request);
-      const { release } = await personalize(opened.release, enrollment);
+      const { release } = await personalize(opened, enrollment);
       if (release.distribution.platform !== 'ios') throw new AppError('distribution_not_found', 'Android apps have no OTA manifest');
-      const links = withToken(distributions.links(release.distribution), token);
+      const links = withToken(distributions.links(release.distribution), access.token);
       const manifest = buildManifest({
         ipaUrl: withEnrollment(links.download_url, enrollment),
         ipaSha256: release.task.artifact_sha256,
-        iconUrl: release.distribution.icon_blob_key ? `${links.url}/icon.png` : null,
+        iconUrl: release.distribution.icon_blob_key ? links.icon_url : null,
         bundleId: release.task.bundle_id ?? '',
         version: release.task.app_version,
         title: appName(release),
@@ -112,32 +136,55 @@ export async function installPageRoutes(app: FastifyInstance, deps: InstallPageD
       return reply.type('text/xml; charset=utf-8').header('cache-control', 'no-store').send(manifest);
     });
 
-    scope.get('/d/:slug/download', { config: PUBLIC, schema: schema('Download the signed package', 'Counted against the link’s quota when the download starts at byte 0; supports Range.') }, async (request, reply) => {
+    scope.get('/d/:slug/download', {
+      config: PUBLIC,
+      schema: schema(
+        'Download the signed package',
+        'Counted against the link’s quota once, when a GET starts at byte 0; HEAD requests, Range continuations and link-preview agents are never counted (previews get an Open Graph page instead of the file). A client whose counted download started may resume it with Range after the quota filled. Supports Range.',
+      ),
+    }, async (request, reply) => {
       const { slug } = request.params as { slug: string };
-      const opened = await open(request, reply, slug);
-      if (!opened) return reply;
-      const personal = await personalize(opened.release, enrollmentOf(request));
+      const release = await distributions.release(slug);
+      if (previewing(request)) {
+        const language = pageLanguage(request, reply, deps.secure);
+        return sendPage(reply, 200, renderPreviewPage(language, preview(release, language)));
+      }
+      if (!accessOf(request, linkKey, release.distribution)) throw new AppError('password_required');
+      const personal = await personalize(release, enrollmentOf(request));
       const { distribution, task } = personal.release;
-      // A resumed download (Range from a later byte) is the same download, not a new one.
-      if (startsAtZero(request, task.artifact_size) && !(await distributions.countDownload(distribution))) {
-        throw new AppError('download_quota_exceeded');
+      const sha256 = task.artifact_sha256 ?? distribution.id;
+      // A continuation asks for a later part of this very file; with a stale If-Range it would
+      // get the whole file (send-file.ts), so it is a new download then.
+      const range = parseRange(request.headers.range, task.artifact_size);
+      const ifRange = request.headers['if-range'];
+      const continuation = range !== null && range !== 'unsatisfiable' && range.start > 0 && (ifRange === undefined || ifRange === `"${sha256}"`);
+      const client = clientKey(request);
+      const reason = distributions.unavailable(release.distribution);
+      // The quota limits downloads started, not bytes: a started download may finish.
+      if (reason && !(reason === 'download_quota_exceeded' && continuation && (await distributions.mayResume(release.distribution, client)))) {
+        throw new UnavailableLink(reason, release);
+      }
+      if (request.method === 'GET' && !continuation && !(await distributions.countDownload(release.distribution, client))) {
+        throw new UnavailableLink('download_quota_exceeded', release);
       }
       const ios = distribution.platform === 'ios';
       return sendFile(request, reply, {
         size: task.artifact_size,
-        sha256: task.artifact_sha256 ?? distribution.id,
+        sha256,
         fileName: downloadName(personal.release),
         contentType: ios ? 'application/octet-stream' : 'application/vnd.android.package-archive',
-        open: (range) => (personal.open ? personal.open(range) : distributions.artifact(task, range)),
+        open: (byteRange) => (personal.open ? personal.open(byteRange) : distributions.artifact(task, byteRange)),
       });
     });
 
-    scope.get('/d/:slug/icon.png', { config: PUBLIC, schema: schema('App icon (standard PNG)') }, async (request, reply) => {
+    scope.get('/d/:slug/icon.png', { config: PUBLIC, schema: schema('App icon (standard PNG)', 'Of a password-protected link only with its access token (`?t=` or the page cookie).') }, async (request, reply) => {
       const { slug } = request.params as { slug: string };
       const release = await distributions.release(slug);
+      if (!accessOf(request, linkKey, release.distribution)) throw new AppError('password_required');
       const icon = await distributions.icon(release.distribution);
       if (!icon) throw new AppError('distribution_not_found', 'this app has no icon');
-      return reply.type(icon.contentType).header('cache-control', 'public, max-age=86400').send(icon.body);
+      const cache = release.distribution.password_hash === null ? 'public, max-age=86400' : 'private, max-age=3600';
+      return reply.type(icon.contentType).header('cache-control', cache).send(icon.body);
     });
 
     scope.get('/d/:slug/qr.svg', { config: PUBLIC, schema: schema('QR code of the install page (SVG)') }, async (request, reply) => {
@@ -152,27 +199,35 @@ export async function installPageRoutes(app: FastifyInstance, deps: InstallPageD
       return reply.type('image/png').header('cache-control', 'public, max-age=86400').send(await qrPng(url));
     });
 
-    scope.get('/a/:slug', { config: PUBLIC, schema: schema("App's permanent link", 'The install page of the app’s newest release.') }, async (request, reply) => {
+    scope.get('/a/:slug', { config: PUBLIC, schema: schema("App's permanent link", 'The install page of the app’s newest release that can be installed.') }, async (request, reply) => {
       const { slug } = request.params as { slug: string };
-      const { release } = await distributions.latestRelease(slug);
-      // The newest release may be protected: send the visitor to its own page, which asks.
+      const language = pageLanguage(request, reply, deps.secure);
+      const { release, unavailable } = await distributions.latestRelease(slug);
+      if (previewing(request)) return sendPage(reply, 200, renderPreviewPage(language, preview(release, language, `${distributions.baseUrl}/a/${slug}`)));
+      if (unavailable) throw new UnavailableLink(unavailable, release);
+      // The release may be protected: send the visitor to its own page, which asks.
       if (release.distribution.password_hash !== null) return reply.code(303).header('location', `/d/${release.distribution.slug}`).send();
-      const reason = distributions.unavailable(release.distribution);
-      if (reason) throw new AppError(reason);
-      return sendPage(reply, 200, await installPage(request, release, null, `/a/${slug}/history`));
+      return sendPage(reply, 200, await installPage(request, language, release, null, `/a/${slug}/history`));
     });
 
-    scope.get('/a/:slug/history', { config: PUBLIC, schema: schema('Version history of an app') }, async (request, reply) => {
+    scope.get('/a/:slug/history', { config: PUBLIC, schema: schema('Version history of an app', 'Each release once, newest first, with its state: available, password protected, expired, disabled or download limit reached.') }, async (request, reply) => {
       const { slug } = request.params as { slug: string };
+      const language = pageLanguage(request, reply, deps.secure);
       const history = await distributions.history(slug);
-      const rows = history.releases.map((release) => ({
-        version: release.task.app_version,
-        build: release.task.app_build,
-        date: new Date(release.task.finished_at ?? release.distribution.created_at),
-        url: `/d/${release.distribution.slug}`,
-        available: distributions.unavailable(release.distribution) === null,
+      const face = history.releases.find(({ release }) => release.distribution.password_hash === null && release.distribution.icon_blob_key !== null)?.release;
+      return sendPage(reply, 200, renderHistoryPage({
+        language,
+        requestUrl: request.url,
+        appName: history.appName ?? (history.releases[0] ? appName(history.releases[0].release) : 'App'),
+        iconUrl: face ? iconPath(face) : null,
+        rows: history.releases.map(({ release, state }) => ({
+          version: release.task.app_version,
+          build: release.task.app_build,
+          date: new Date(release.task.finished_at ?? release.distribution.created_at),
+          url: `/d/${release.distribution.slug}`,
+          state,
+        })),
       }));
-      return sendPage(reply, 200, renderHistoryPage(history.appName ?? 'App', rows));
     });
   });
 
@@ -184,11 +239,12 @@ export async function installPageRoutes(app: FastifyInstance, deps: InstallPageD
   }
 
   /** `manifestUrl`: the release's manifest URL, with the visitor's token when the link is protected. */
-  async function superAction(request: FastifyRequest, release: Release, manifestUrl: string | null, visitor: Visitor) {
+  async function superAction(request: FastifyRequest, language: Language, release: Release, manifestUrl: string | null, visitor: Visitor) {
     if (release.task.cert_type !== 'super') return null;
     if (!deps.enrollments) throw new AppError('super_signing_unavailable');
     const status = await deps.enrollments.status(release, enrollmentOf(request));
     return renderSuperSection({
+      language,
       pagePath: `/d/${release.distribution.slug}`,
       manifestUrl: status && manifestUrl ? withEnrollment(manifestUrl, status.enrollment.id) : null,
       status,
@@ -196,15 +252,17 @@ export async function installPageRoutes(app: FastifyInstance, deps: InstallPageD
     });
   }
 
-  async function installPage(request: FastifyRequest, release: Release, token: string | null, historyUrl: string | null = null): Promise<string> {
+  async function installPage(request: FastifyRequest, language: Language, release: Release, token: string | null, historyUrl: string | null = null): Promise<string> {
     const { distribution, task } = release;
     const links = withToken(distributions.links(distribution), token);
     const visitor = classifyUserAgent(request.headers['user-agent']);
     const ios = distribution.platform === 'ios';
     const appLink = task.app_id ? await distributions.appLinkUrl(task.app_id) : null;
-    const personal = await superAction(request, release, links.manifest_url, visitor);
+    const personal = await superAction(request, language, release, links.manifest_url, visitor);
     return renderInstallPage(
       {
+        language,
+        requestUrl: request.url,
         app: {
           name: appName(release),
           version: task.app_version,
@@ -213,19 +271,56 @@ export async function installPageRoutes(app: FastifyInstance, deps: InstallPageD
           platform: distribution.platform,
           sizeBytes: task.artifact_size,
           releasedAt: new Date(task.finished_at ?? distribution.created_at),
-          iconUrl: distribution.icon_blob_key ? `/d/${distribution.slug}/icon.png` : null,
+          iconUrl: distribution.icon_blob_key ? relative(links.icon_url) : null,
         },
+        requirements: distributions.requirements(distribution),
+        notes: notesOf(task),
+        downloads: { count: distribution.downloads, max: distribution.max_downloads },
+        expiresAt: distribution.expires_at === null ? null : new Date(distribution.expires_at),
         pageUrl: links.url,
-        qrSvg: await qrSvg(links.url),
+        qrSvg: await qrSvg(links.url, messages(language).qrLabel),
         installUrl: ios ? itmsServicesUrl(links.manifest_url!) : links.download_url,
         enterpriseTrust: ios && task.cert_type === 'enterprise' ? { organization: await distributions.organization(task) } : null,
         historyUrl: historyUrl ?? (appLink ? `${appLink}/history` : null),
         insecure: !deps.secure,
         superAction: personal,
+        preview: token === null ? preview(release, language) : null,
       },
       visitor,
     );
   }
+
+  /** The Open Graph card of a release: name, icon and version, or nothing of a protected link. */
+  function preview(release: Release, language: Language, url?: string): PreviewModel {
+    const t = messages(language);
+    const links = distributions.links(release.distribution);
+    if (release.distribution.password_hash !== null) {
+      return { url: url ?? links.url, title: t.previewProtected, description: t.previewProtected, imageUrl: null, language };
+    }
+    const { task } = release;
+    const description = [
+      task.app_version ? t.version(task.app_version, task.app_build && task.app_build !== task.app_version ? task.app_build : null) : null,
+      release.distribution.platform === 'ios' ? t.platformIos : t.platformAndroid,
+      formatSize(language, task.artifact_size),
+    ].filter(Boolean).join(' · ');
+    return {
+      url: url ?? links.url,
+      title: appName(release),
+      description,
+      imageUrl: release.distribution.icon_blob_key ? `${links.url}/icon.png` : null,
+      language,
+    };
+  }
+
+  /** An opaque, keyed digest of the client's address and user agent: who may resume a download. */
+  function clientKey(request: FastifyRequest): string {
+    return createHmac('sha256', linkKey).update(`download-client\n${request.ip}\n${request.headers['user-agent'] ?? ''}`).digest('base64url');
+  }
+}
+
+function previewing(request: FastifyRequest): boolean {
+  const purpose = request.headers['sec-purpose'] ?? request.headers.purpose ?? request.headers['x-purpose'];
+  return isLinkPreview({ userAgent: request.headers['user-agent'], purpose: Array.isArray(purpose) ? purpose.join(',') : purpose });
 }
 
 function enrollmentOf(request: FastifyRequest): string | undefined {
@@ -233,14 +328,31 @@ function enrollmentOf(request: FastifyRequest): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-function withToken<T extends { download_url: string; manifest_url: string | null; url: string }>(links: T, token: string | null): T {
-  if (token === null) return links;
-  const add = (url: string) => `${url}?t=${encodeURIComponent(token)}`;
-  return { ...links, download_url: add(links.download_url), manifest_url: links.manifest_url && add(links.manifest_url) };
+function withToken<T extends { download_url: string; manifest_url: string | null; url: string }>(links: T, token: string | null): T & { icon_url: string } {
+  const add = (url: string) => (token === null ? url : `${url}?t=${encodeURIComponent(token)}`);
+  return { ...links, download_url: add(links.download_url), manifest_url: links.manifest_url && add(links.manifest_url), icon_url: add(`${links.url}/icon.png`) };
+}
+
+function relative(url: string): string {
+  const parsed = new URL(url);
+  return `${parsed.pathname}${parsed.search}`;
+}
+
+function iconPath(release: Release): string | null {
+  return release.distribution.icon_blob_key ? `/d/${release.distribution.slug}/icon.png` : null;
 }
 
 function appName(release: Release): string {
   return release.task.app_name ?? release.task.bundle_id ?? release.task.input_filename.replace(/\.(ipa|apk)$/i, '');
+}
+
+/**
+ * The release's notes. Tasks carry them once release notes (#14) are stored with the task;
+ * until then a task has none.
+ */
+function notesOf(task: TaskRow): string | null {
+  const notes = (task as TaskRow & { notes?: unknown }).notes;
+  return typeof notes === 'string' && notes.trim() !== '' ? notes : null;
 }
 
 function downloadName(release: Release): string {
@@ -263,22 +375,4 @@ export function accessOf(request: FastifyRequest, linkKey: Buffer, distribution:
 
 function cookieName(slug: string): string {
   return `signet_${slug}`;
-}
-
-function cookie(request: FastifyRequest, name: string): string | undefined {
-  for (const part of (request.headers.cookie ?? '').split(';')) {
-    const [key, ...value] = part.trim().split('=');
-    if (key === name) return value.join('=');
-  }
-  return undefined;
-}
-
-function sendPage(reply: FastifyReply, status: number, body: string): FastifyReply {
-  return reply
-    .code(status)
-    .type('text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    .header('x-content-type-options', 'nosniff')
-    .header('referrer-policy', 'no-referrer')
-    .send(body);
 }

@@ -6,19 +6,23 @@
 // The POST answers 301 and nothing else on success: iOS reports "invalid profile" for a 302 or a
 // 200 without a profile (§3.1.4), then opens Safari at Location.
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { renderMessagePage } from '../../distribution/page.ts';
+import { messages } from '../../distribution/i18n/index.ts';
+import { renderMessagePage } from '../../distribution/pages/message-page.ts';
 import type { DistributionService, Release } from '../../distribution/service.ts';
 import { MAX_DEVICE_RESPONSE_BYTES } from '../../super-signature/mobileconfig.ts';
 import type { EnrollmentService } from '../../super-signature/enrollment.ts';
 import { withEnrollment } from '../../super-signature/install-section.ts';
 import { AppError, errorCodeOf } from '../../errors.ts';
 import { statusOf } from '../error-status.ts';
+import { pageLanguage, refusalText, sendPage } from '../public-pages.ts';
 import { accessOf } from './install-pages.ts';
 
 export interface UdidRouteDeps {
   distributions: DistributionService;
   enrollments: EnrollmentService;
   linkKey: Buffer;
+  /** The public URL is https (the language cookie gets `Secure`). */
+  secure: boolean;
 }
 
 const schema = (summary: string, description?: string) => ({ tags: ['Install pages'], summary, ...(description ? { description } : {}) });
@@ -36,15 +40,23 @@ export async function udidRoutes(app: FastifyInstance, deps: UdidRouteDeps): Pro
       const code = errorCodeOf(error) ?? ((error as { statusCode?: number }).statusCode === 413 ? 'device_response_invalid' : null);
       if (code === null) request.log.error({ err: error }, 'udid route failed');
       else request.log.info({ error_code: code }, 'udid request refused');
-      const status = code === null ? 500 : statusOf(code);
-      const message = code === null ? 'Please try again in a moment.' : (error as Error).message;
-      return reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(renderMessagePage('Device registration failed', message));
+      const language = pageLanguage(request, reply, deps.secure);
+      const t = messages(language);
+      const notSuper = error instanceof AppError && error.details?.reason === 'not_super';
+      const message =
+        notSuper ? t.registrationNotSuper
+        : code === 'device_response_invalid' ? t.registrationInvalid
+        : code === 'udid_challenge_invalid' ? t.registrationExpired
+        : code === 'device_udid_invalid' ? t.registrationBadUdid
+        : refusalText(language, code)[1];
+      if (code !== null) reply.header('signet-error', code);
+      return sendPage(reply, code === null ? 500 : statusOf(code), renderMessagePage({ language, requestUrl: request.url, title: t.registrationFailedTitle, message }));
     });
 
     /** A super release that may be used now (the same availability rules as its page). */
     const superRelease = async (slug: string): Promise<Release> => {
       const release = await distributions.availableRelease(slug);
-      if (!enrollments.isSuper(release)) throw new AppError('distribution_not_found', 'This install link does not register devices.');
+      if (!enrollments.isSuper(release)) throw new AppError('distribution_not_found', 'This install link does not register devices.', { details: { reason: 'not_super' } });
       return release;
     };
 

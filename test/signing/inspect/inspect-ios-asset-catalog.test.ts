@@ -2,16 +2,15 @@
 // with its loose PNGs and Info.plist icon-file entries removed, and .ipa files built here with the
 // test catalog writer (CFBundleIconName, unreadable catalogs, no catalog at all).
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
 import { describe, it } from 'node:test';
 import { PNG } from 'pngjs';
 import { normalizePng } from '../../../src/distribution/cgbi.ts';
 import { BufferSource } from '../../../src/signing/data-source.ts';
 import { inspectPackage, type PackageInfo } from '../../../src/signing/inspect/index.ts';
-import { parsePlist, plistFromJs, plistToJs, writeXmlPlist } from '../../../src/signing/plist/index.ts';
-import { ZipReader } from '../../../src/signing/zip/index.ts';
+import { plistFromJs, writeXmlPlist } from '../../../src/signing/plist/index.ts';
 import { buildAssetCatalog } from '../../support/assets-car-writer.ts';
-import { needsSharedFixtures, sharedFixture } from '../../support/fixtures.ts';
+import { catalogOnlyDemoApp, demoAppLooseIcon } from '../../support/catalog-apps.ts';
+import { needsSharedFixtures } from '../../support/fixtures.ts';
 import { buildZip } from '../../support/zip-builder.ts';
 
 async function inspect(bytes: Buffer, iconBytes = true): Promise<PackageInfo> {
@@ -27,27 +26,14 @@ const solid = (w: number, rgb: [number, number, number]): Buffer => {
 
 describe('inspectPackage: icon only in Assets.car (public app)', needsSharedFixtures('ios/assets-car'), () => {
   it('shows the real icon of the sentry-cli DemoApp once its loose PNGs are gone', async () => {
-    const original = readFileSync(sharedFixture('ios/assets-car/sentry-cli/ipa_with_asset.ipa')!);
-    const zip = await ZipReader.open(new BufferSource(original));
-    const entries = [];
-    for (const entry of zip.entries) {
-      if (entry.isDirectory || /AppIcon[^/]*\.png$/.test(entry.name) || entry.name.startsWith('__MACOSX/')) continue;
-      let data = await zip.readEntry(entry, 16 * 1024 * 1024);
-      if (entry.name === 'Payload/DemoApp.app/Info.plist') {
-        const plist = plistToJs(parsePlist(data).value) as Record<string, Record<string, Record<string, unknown>>>;
-        for (const key of ['CFBundleIcons', 'CFBundleIcons~ipad']) delete plist[key]!.CFBundlePrimaryIcon!.CFBundleIconFiles;
-        data = writeXmlPlist(plistFromJs(plist));
-      }
-      entries.push({ name: entry.name, data });
-    }
-    const stripped = buildZip(entries).bytes;
+    const stripped = await catalogOnlyDemoApp();
     const result = await inspect(stripped);
     assert.ok(result.icon !== null, result.iconIssue ?? '');
     assert.deepEqual([result.icon.path, result.icon.source, result.icon.cgbi, result.icon.width, result.icon.height], ['Payload/DemoApp.app/Assets.car', 'asset-catalog', false, 1024, 1024]);
     assert.equal(result.iconIssue, null);
     // The bytes are a standard PNG whose pixels agree with the app's own (removed) 120-pixel icon.
     const decoded = PNG.sync.read(result.icon.bytes!);
-    const loose = PNG.sync.read(normalizePng(readFileSync(sharedFixture('ios/assets-car/sentry-cli/DemoApp.app/AppIcon60x60@2x.png')!)));
+    const loose = PNG.sync.read(normalizePng(demoAppLooseIcon()));
     const [x, y] = [20, 20]; // a flat area of the orange background
     const bigAt = (decoded.height / loose.height) | 0;
     for (let c = 0; c < 3; c++) {
