@@ -28,7 +28,7 @@ export function renderAppFacts(language: Language, model: AppFactsModel, now: Da
   rows.push(['released', t.factReleased, formatDate(language, model.releasedAt)]);
   const count = formatNumber(language, model.downloads.count);
   rows.push(['downloads', t.factDownloads, model.downloads.max === null ? count : t.downloadsOf(count, formatNumber(language, model.downloads.max))]);
-  if (model.expiresAt) rows.push(['expires', t.factExpires, `${formatDateTime(language, model.expiresAt)} (${formatRelative(language, model.expiresAt, now)})`]);
+  if (model.expiresAt) rows.push(['expires', t.factExpires, t.expiresOn(formatDateTime(language, model.expiresAt), formatRelative(language, model.expiresAt, now))]);
   if (model.bundleId) rows.push(['bundle-id', model.platform === 'ios' ? t.factBundleId : t.factPackage, model.bundleId]);
   return html`<section class="card facts" aria-labelledby="facts-title"><h2 id="facts-title">${t.factsTitle}</h2><dl>${rows.map(
     ([key, label, value]) => html`<div><dt>${label}</dt><dd data-fact="${key}">${value}</dd></div>`,

@@ -58,11 +58,11 @@ th{font-size:.85rem;color:var(--muted);font-weight:600;border-top:0}
 .state{font-size:.85rem;padding:.2rem .55rem;border-radius:999px;white-space:nowrap;background:#eef2f8;color:#354052}
 .state-available{background:#e7f6ec;color:#146c2e}.state-password{background:#fff4dc;color:#7a4b00}
 .state-expired,.state-disabled,.state-exhausted{background:#f1f2f4;color:#6b7280}
-.overlay{position:fixed;inset:0;z-index:10;background:rgba(10,14,22,.9);color:#fff;padding:5.5rem 1.75rem 2rem;text-align:left}
+.overlay{position:fixed;inset:0;z-index:10;background:rgba(10,14,22,.95);-webkit-backdrop-filter:blur(6px);backdrop-filter:blur(6px);color:#fff;padding:5.5rem 1.75rem 2rem;text-align:left}
 .overlay .arrow{position:absolute;top:.75rem;right:1.25rem;width:88px;height:88px}
 .overlay h2{font-size:1.5rem;margin:0 0 .75rem}
 .overlay p{font-size:1.05rem;margin:0}
-.overlay .menu{display:inline-block;padding:0 .4rem;border-radius:6px;background:rgba(255,255,255,.18);font-weight:700;letter-spacing:.1em}
+.overlay .menu{display:inline-block;padding:0 .45rem;border-radius:6px;background:rgba(255,255,255,.18);font-weight:700;letter-spacing:.05em;white-space:nowrap}
 @media (min-width:860px){
 .page.wide{max-width:58rem;grid-template-columns:minmax(0,1fr) 19rem;align-items:start}
 .page.wide>.qr{grid-column:2;grid-row:1 / span 3;position:sticky;top:1.5rem}
