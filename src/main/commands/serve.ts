@@ -1,6 +1,7 @@
 // `signet serve`: the HTTP API and the embedded signing workers in one process (`npm start`).
 import type { Command } from 'commander';
-import { loadConfig } from '../../config.ts';
+import { loadConfig, publicBaseUrl } from '../../config.ts';
+import { reachabilityNotice, reachableUrls } from '../reachable-addresses.ts';
 import { startService } from '../service.ts';
 
 export function register(program: Command): void {
@@ -11,6 +12,9 @@ export function register(program: Command): void {
       const config = loadConfig(process.env);
       const service = await startService(config);
       service.app.log.info({ url: service.url, data_dir: config.dataDir, storage: config.storage, database: config.databaseUrl ? 'postgres' : 'sqlite' }, 'signet listening');
+      // For the person at the terminal (stderr): the JSON log on stdout is for machines.
+      const listener = { host: config.host, port: Number(new URL(service.url).port || (config.tls ? 443 : 80)), tls: config.tls !== null };
+      process.stderr.write(reachabilityNotice(listener, publicBaseUrl({ ...config, port: listener.port }), reachableUrls(listener)));
       let signals = 0;
       const stop = (signal: NodeJS.Signals) => {
         signals += 1;
