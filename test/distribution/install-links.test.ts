@@ -38,12 +38,14 @@ describe('distribution records', () => {
     assert.equal(d.itms_services_url, `itms-services://?action=download-manifest&url=${encodeURIComponent(d.manifest_url)}`);
     assert.equal(d.qr_code_url, `${d.url}/qr.svg`);
     assert.deepEqual([d.password_protected, d.max_downloads, d.downloads, d.enabled, d.expires_at], [false, null, 0, true, null]);
+    assert.deepEqual(d.requirements, { minimum_os: '15.0', device_families: ['iphone', 'ipad'], native_abis: null });
     assert.match(d.app_url, /\/a\/[0-9A-Za-z]{26}$/);
   });
 
   it('an Android link has no iOS fields', () => {
     assert.equal(android.distribution.manifest_url, null);
     assert.equal(android.distribution.itms_services_url, null);
+    assert.deepEqual(android.distribution.requirements, { minimum_os: '24', device_families: null, native_abis: [] });
   });
 
   it('is readable by id', async () => {

@@ -2,7 +2,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { DistributionRow } from '../../db/distribution-tables.ts';
-import type { DistributionService, DistributionSettings } from '../../distribution/service.ts';
+import type { DistributionService, DistributionSettings, ReleaseRequirements } from '../../distribution/service.ts';
 import { AppError } from '../../errors.ts';
 import { principalOf } from '../plugins/auth.ts';
 import { envelope, NullableString, Platform, responses, Timestamp } from '../schemas/common.ts';
@@ -28,6 +28,14 @@ export const Distribution = Type.Object(
     max_downloads: Nullable(Type.Integer(), 'Download quota; null: unlimited.'),
     downloads: Type.Integer({ description: 'Downloads so far (resumed downloads are not counted twice).' }),
     enabled: Type.Boolean(),
+    requirements: Type.Object(
+      {
+        minimum_os: NullableString('iOS MinimumOSVersion ("15.0"), or the Android minSdkVersion as an API level ("24").'),
+        device_families: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'iOS: "iphone", "ipad", … from UIDeviceFamily.' }),
+        native_abis: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'Android: ABIs with native code (lib/<abi>/); [] runs on every ABI.' }),
+      },
+      { additionalProperties: false, description: 'What the signed package requires, read when the link was published (nulls: not recorded).' },
+    ),
     downloads_by_day: Type.Array(Type.Object({ day: Type.String({ description: 'UTC day, YYYY-MM-DD.' }), downloads: Type.Integer() }, { additionalProperties: false }), {
       description: 'Downloads per UTC day, newest first.',
     }),
@@ -66,6 +74,7 @@ export function distributionRoutes(app: FastifyInstance, distributions: Distribu
     max_downloads: d.max_downloads,
     downloads: d.downloads,
     enabled: d.enabled === 'yes',
+    requirements: requirementsView(distributions.requirements(d)),
     downloads_by_day: await distributions.dailyDownloads(d.id),
     created_at: d.created_at,
     updated_at: d.updated_at,
@@ -134,4 +143,8 @@ export function distributionRoutes(app: FastifyInstance, distributions: Distribu
       return { code: 200, data: await view(updated) };
     },
   );
+}
+
+function requirementsView(requirements: ReleaseRequirements) {
+  return { minimum_os: requirements.minimumOs, device_families: requirements.deviceFamilies, native_abis: requirements.nativeAbis };
 }
