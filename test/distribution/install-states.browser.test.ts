@@ -5,7 +5,9 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
-import { browserSkip, launchChromium, screenshotPath, visit, type PageLanguage } from '../support/browser.ts';
+import { renderInstallPage } from '../../src/distribution/pages/install-page.ts';
+import { classifyUserAgent } from '../../src/distribution/user-agent.ts';
+import { browserSkip, deviceOptions, launchChromium, screenshotPath, visit, type PageLanguage } from '../support/browser.ts';
 import { catalogOnlyDemoApp, generatedCatalogIpa } from '../support/catalog-apps.ts';
 import { distributionFixture, iconIpa, type DistributionFixture } from '../support/distribution.ts';
 import { needsSharedFixtures } from '../support/fixtures.ts';
@@ -14,6 +16,21 @@ const TEXT = {
   en: { expired: 'Link expired', exhausted: 'Download limit reached', password: 'Password required', wrong: 'That password is not correct.', tooOld: /needs iOS 18\.0 or later/, available: 'Available' },
   'zh-CN': { expired: '链接已过期', exhausted: '已达下载上限', password: '需要密码', wrong: '密码不正确。', tooOld: /此应用需要 iOS 18\.0 或更高版本/, available: '可安装' },
 } as const;
+
+const NOTES = {
+  en: 'Offline maps for the field team.\n- Sync resumes after a dropped connection\n- Faster search\n\nKnown issue: <script>alert(1)</script> is shown as text.',
+  'zh-CN': '新增离线地图，方便外勤团队使用。\n- 断网后自动继续同步\n- 搜索更快\n\n已知问题：<script>alert(1)</script> 会按原文显示。',
+} as const;
+
+function notesPage(language: 'en' | 'zh-CN'): string {
+  return renderInstallPage({
+    language, requestUrl: '/notes-preview', now: new Date('2026-05-01T00:00:00Z'),
+    app: { name: 'Field Notes', version: '2.1', build: '210', bundleId: 'com.example.states', platform: 'ios', sizeBytes: 48_300_000, releasedAt: new Date('2026-04-30T08:00:00Z'), iconUrl: null },
+    requirements: { minimumOs: '16.0', deviceFamilies: ['iphone', 'ipad'], nativeAbis: null }, notes: NOTES[language],
+    downloads: { count: 12, max: 100 }, expiresAt: new Date('2026-05-31T00:00:00Z'), pageUrl: 'https://signet.example/d/x', qrSvg: '<svg viewBox="0 0 1 1"></svg>',
+    installUrl: 'itms-services://?action=download-manifest&url=https%3A%2F%2Fsignet.example%2Fd%2Fx%2Fmanifest.plist', enterpriseTrust: null, historyUrl: null, insecure: false, preview: null,
+  }, classifyUserAgent(deviceOptions('iphone', language).userAgent));
+}
 
 const OLD_IPHONE = 'Mozilla/5.0 (iPhone; CPU iPhone OS 16_7_2 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/16.6 Mobile/15E148 Safari/604.1';
 
@@ -108,6 +125,22 @@ describe('install page states in chromium', { skip: browserSkip }, () => {
         await close();
       });
 
+      it('release notes read well', async () => {
+        // Tasks carry notes once #14 stores them; until then the page is rendered here and served
+        // from the test server's origin, so it loads Signet's stylesheet as a real page does.
+        const context = await browser.newContext(deviceOptions('iphone', language));
+        const page = await context.newPage();
+        const url = `${fx.server.url}/notes-preview`;
+        await page.route(url, (route) => route.fulfill({ contentType: 'text/html; charset=utf-8', body: notesPage(language) }));
+        await page.goto(url);
+        await page.waitForLoadState('load');
+        const notes = page.locator('.notes');
+        assert.equal(await notes.locator('p').count(), 2, 'paragraphs split at blank lines');
+        assert.match((await notes.textContent()) ?? '', /<script>alert\(1\)<\/script>/, 'markup in notes is shown as text');
+        await notes.screenshot({ path: screenshotPath(language, 'release-notes') });
+        await context.close();
+      });
+
       it('an app whose icon is only in a generated Assets.car shows it', async () => {
         const { page, close } = await visit(browser, 'iphone', language, links.catalog!.distribution.url);
         const size = await page.locator('img.icon').evaluate((img: HTMLImageElement) => [img.naturalWidth, img.naturalHeight]);
@@ -117,6 +150,14 @@ describe('install page states in chromium', { skip: browserSkip }, () => {
       });
     });
   }
+
+  it('a Traditional Chinese visitor gets the page in Traditional Chinese', async () => {
+    const { page, close } = await visit(browser, 'iphone', 'zh-TW', links.newest!.distribution.url);
+    assert.equal(await page.getAttribute('html', 'lang'), 'zh-TW');
+    assert.equal(await page.locator('#install').textContent(), '安裝');
+    await page.screenshot({ path: screenshotPath('zh-TW', 'iphone'), fullPage: true });
+    await close();
+  });
 
   describe('the public DemoApp, its icon only in Assets.car', needsSharedFixtures('ios/assets-car'), () => {
     it('shows its real icon on the install page', async () => {

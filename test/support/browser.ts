@@ -12,7 +12,7 @@ export const browserSkip: string | false = existsSync(CHROMIUM) ? false : `no ch
 if (browserSkip) console.log(`NOTICE: browser tests skipped: ${browserSkip}`);
 
 export type Device = 'iphone' | 'ipad' | 'android' | 'desktop' | 'wechat';
-export type PageLanguage = 'en' | 'zh-CN';
+export type PageLanguage = 'en' | 'zh-CN' | 'zh-TW';
 
 const IPHONE_UA = 'Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1';
 
@@ -32,7 +32,7 @@ export function deviceOptions(device: Device, language: PageLanguage): BrowserCo
     case 'wechat':
       return {
         ...locale,
-        userAgent: `Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 MicroMessenger/8.0.47(0x18002f2c) NetType/WIFI Language/${language === 'en' ? 'en' : 'zh_CN'}`,
+        userAgent: `Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Mobile/15E148 MicroMessenger/8.0.47(0x18002f2c) NetType/WIFI Language/${language.replace('-', '_')}`,
         viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true,
       };
   }

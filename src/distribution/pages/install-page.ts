@@ -12,6 +12,7 @@ import type { Visitor } from '../user-agent.ts';
 import { renderAppFacts } from './app-facts.ts';
 import { appIcon } from './app-header.ts';
 import { pageFooter, renderDocument } from './layout.ts';
+import { renderReleaseNotes } from './release-notes.ts';
 
 /** What super signature puts in place of the install button for iPhone and iPad visitors. */
 export interface SuperSection {
@@ -63,7 +64,9 @@ export function renderInstallPage(model: InstallPageModel, visitor: Visitor): st
   const ios = app.platform === 'ios';
   const onIos = visitor.device === 'iphone' || visitor.device === 'ipad';
   const matching = ios ? onIos : visitor.device === 'android';
-  const qrFirst = !matching; // desktop visitors (and the wrong platform) see the QR code first
+  // Computers see the QR code first (to open the page on a phone); a phone of the other platform
+  // sees why it cannot install, then the code to pass the page on.
+  const qrFirst = !matching && (visitor.device === 'desktop' || visitor.device === 'mac-or-ipad');
   const fit = matching ? compatibility(app.platform, model.requirements, visitor) : { kind: 'ok' as const };
 
   const notices: Html[] = [];
@@ -102,7 +105,7 @@ ${notices}
 <div class="action">${action}</div>
 </section>`;
 
-  const notes = model.notes ? html`<section class="card notes" aria-labelledby="notes-title"><h2 id="notes-title">${t.whatsNew}</h2><div class="body"><p class="plain">${model.notes}</p></div></section>` : '';
+  const notes = model.notes ? html`<section class="card notes" aria-labelledby="notes-title"><h2 id="notes-title">${t.whatsNew}</h2><div class="body">${renderReleaseNotes(model.notes)}</div></section>` : '';
   const facts = renderAppFacts(language, {
     platform: app.platform,
     bundleId: app.bundleId,

@@ -35,8 +35,14 @@ h2{font-size:1.05rem;margin:0 0 .75rem}
 .facts dt{color:var(--muted);flex:none}
 .facts dd{margin:0;text-align:right;min-width:0;overflow-wrap:anywhere}
 .notes .body{overflow-wrap:anywhere}
-.notes .body p,.notes .body ul,.notes .body ol{margin:.4rem 0}
-.notes .plain{white-space:pre-line;margin:0}
+.notes .body>:first-child{margin-top:0}.notes .body>:last-child{margin-bottom:0}
+.notes .body p,.notes .body ul,.notes .body ol,.notes .body pre,.notes .body blockquote{margin:.6rem 0}
+.notes .body ul,.notes .body ol{padding-left:1.3rem}
+.notes .body h1,.notes .body h2,.notes .body h3,.notes .body h4{font-size:1rem;margin:1rem 0 .4rem}
+.notes .body code{font:.9em ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;background:#eef2f8;padding:.1rem .3rem;border-radius:4px}
+.notes .body pre{overflow-x:auto;background:#eef2f8;padding:.75rem;border-radius:8px}.notes .body pre code{background:none;padding:0}
+.notes .body blockquote{padding-left:.8rem;border-left:3px solid var(--line);color:var(--muted)}
+.notes .plain{white-space:pre-line}
 .qr{margin:0;text-align:center}
 .qr svg{display:block;width:220px;height:220px;margin:0 auto .5rem;background:#fff;border-radius:12px}
 .qr figcaption{color:var(--muted);font-size:.9rem}
@@ -71,7 +77,7 @@ th{font-size:.85rem;color:var(--muted);font-weight:600;border-top:0}
 }
 @media (prefers-color-scheme:dark){
 :root{--bg:#0f1115;--card:#1a1d23;--text:#eef0f3;--muted:#a3aab5;--line:#2b3038;--warn-bg:#3a2e12;--warn-line:#8a6a22;--bad-bg:#3b1d1d;--bad-line:#8a3b3b}
-.chip,.lock,.state{background:#262a31;color:#d5d9e0}
+.chip,.lock,.state,.notes .body code,.notes .body pre{background:#262a31;color:#d5d9e0}
 .state-available{background:#173524;color:#8fd9a8}.state-password{background:#3a2e12;color:#f3c26b}
 input{background:#111318;color:var(--text);border-color:#3a404a}
 .status{color:#f3b2b2}
