@@ -151,6 +151,11 @@ describe('what the page tells a tester', () => {
     const notFound = await get(`${fx.server.url}/d/${'x'.repeat(26)}`, { 'accept-language': 'zh-CN' });
     assert.equal(notFound.status, 404);
     assert.match(notFound.text, /链接不存在/);
+    const registration = await get(`${distribution.url}/udid.mobileconfig`, { 'accept-language': 'zh-TW' });
+    assert.equal(registration.status, 404, 'an enterprise link registers no devices');
+    assert.match(registration.text, /<html lang="zh-TW">/);
+    assert.match(registration.text, /裝置註冊失敗/);
+    assert.match(registration.text, /此安裝連結不提供裝置註冊/);
   });
 
   it('shows requirements, devices, downloads and expiry, and warns an iPhone whose iOS is too old before the button', async () => {
