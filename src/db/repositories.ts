@@ -258,15 +258,11 @@ export interface DistributionRepository {
   countDownload(id: string, now?: Date): Promise<number | null>;
   /** Downloads per UTC day, newest first (the last 366 days at most). */
   dailyDownloads(id: string): Promise<Array<{ day: string; downloads: number }>>;
-  /** The newest enabled distribution of an app (its permanent link serves it). */
-  latestForApp(appId: string): Promise<DistributionRow | null>;
-  /** Enabled distributions of an app, newest first (the version history page). */
-  listForApp(appId: string, page?: PageRequest): Promise<Page<DistributionRow>>;
   /** The app's permanent link, created with `slug` if it has none yet. */
   ensureAppLink(accountId: string, appId: string, slug: string): Promise<AppLinkRow>;
   findAppLink(appId: string): Promise<AppLinkRow | null>;
   findAppLinkBySlug(slug: string): Promise<AppLinkRow | null>;
-  /** Every distribution of an app (enabled or not), newest first: the version history. */
+  /** Every distribution of an app (enabled or not), newest first: its permanent link and version history. */
   listAllForApp(accountId: string, appId: string, page?: PageRequest): Promise<Page<DistributionRow>>;
   /**
    * Records that `clientKey` started a counted download of the link at `now` (replacing an older

@@ -305,13 +305,31 @@ export function describeRepositoryContract(backend: RepositoryBackend): void {
       assert.deepEqual(await db.repos.distributions.dailyDownloads(first.id), [{ day: '2030-01-02', downloads: 2 }]);
       const updated = await db.repos.distributions.find(task.account_id, first.id);
       assert.deepEqual([updated?.downloads, updated?.expires_at, updated?.password_hash], [2, '2031-05-06T07:08:09.000Z', 'scrypt$x']);
-      assert.equal((await db.repos.distributions.latestForApp(app.id))?.id, first.id);
       await db.repos.distributions.update(task.account_id, first.id, { enabled: false, passwordHash: null });
-      assert.equal(await db.repos.distributions.latestForApp(app.id), null, 'a disabled link is not served');
-      assert.deepEqual((await db.repos.distributions.listForApp(app.id)).items, []);
+      assert.deepEqual((await db.repos.distributions.listAllForApp(task.account_id, app.id)).items.map((d) => [d.id, d.enabled]), [[first.id, 'no']], 'the history shows disabled links too');
+      assert.deepEqual((await db.repos.distributions.listAllForApp((await account()).id, app.id)).items, [], 'scoped to the account');
       const link = await db.repos.distributions.ensureAppLink(task.account_id, app.id, `app-${app.id}`);
       assert.equal((await db.repos.distributions.ensureAppLink(task.account_id, app.id, 'other')).slug, link.slug);
       assert.equal((await db.repos.distributions.findAppLinkBySlug(link.slug))?.app_id, app.id);
+    });
+
+    test('distributions: what the package requires, and download starts a client may resume', async () => {
+      const task = await processingTask();
+      const created = await db.repos.distributions.create({
+        accountId: task.account_id, taskId: task.id, appId: null, platform: 'android', slug: `req-${task.id}`, iconBlobKey: null,
+        minimumOs: '24', deviceFamilies: null, nativeAbis: ['arm64-v8a'],
+      });
+      assert.deepEqual([created.minimum_os, created.device_families, created.native_abis], ['24', null, '["arm64-v8a"]']);
+      const at = (iso: string) => new Date(iso);
+      await db.repos.distributions.recordDownloadStart(created.id, 'client-a', at('2030-01-02T10:00:00Z'), at('2030-01-01T10:00:00Z'));
+      assert.equal(await db.repos.distributions.downloadStartedSince(created.id, 'client-a', at('2030-01-02T09:00:00Z')), true);
+      assert.equal(await db.repos.distributions.downloadStartedSince(created.id, 'client-a', at('2030-01-02T11:00:00Z')), false, 'too long ago');
+      assert.equal(await db.repos.distributions.downloadStartedSince(created.id, 'client-b', at('2030-01-02T09:00:00Z')), false, 'another client');
+      // A later start replaces the earlier one, and starts older than the window are forgotten.
+      await db.repos.distributions.recordDownloadStart(created.id, 'client-b', at('2030-01-05T10:00:00Z'), at('2030-01-04T10:00:00Z'));
+      assert.equal(await db.repos.distributions.downloadStartedSince(created.id, 'client-a', at('2030-01-01T00:00:00Z')), false);
+      await db.repos.distributions.recordDownloadStart(created.id, 'client-b', at('2030-01-06T10:00:00Z'), at('2030-01-05T10:00:00Z'));
+      assert.equal(await db.repos.distributions.downloadStartedSince(created.id, 'client-b', at('2030-01-06T00:00:00Z')), true);
     });
 
     test('transactions commit together or not at all', async () => {

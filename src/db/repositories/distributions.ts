@@ -94,28 +94,6 @@ export function distributionRepository(db: Kysely<Database>): DistributionReposi
         .execute();
     },
 
-    async latestForApp(appId) {
-      return (
-        (await db
-          .selectFrom('distributions')
-          .selectAll()
-          .where('app_id', '=', appId)
-          .where('enabled', '=', 'yes')
-          .orderBy('created_at', 'desc')
-          .orderBy('id', 'desc')
-          .executeTakeFirst()) ?? null
-      );
-    },
-
-    async listForApp(appId, page) {
-      const limit = pageLimit(page);
-      const cursor = decodeCursor(page?.cursor);
-      let query = db.selectFrom('distributions').selectAll().where('app_id', '=', appId).where('enabled', '=', 'yes');
-      if (cursor !== null) query = query.where(before('created_at', 'id', cursor));
-      const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
-      return toPage(rows, limit, (row) => row.created_at);
-    },
-
     async ensureAppLink(accountId, appId, slug): Promise<AppLinkRow> {
       await db
         .insertInto('app_links')
