@@ -165,7 +165,7 @@ describe('what the page tells a tester', () => {
     assert.match(fresh.text, /<dd data-fact="requires">iOS 17\.2 or later<\/dd>/);
     assert.match(fresh.text, /<dd data-fact="devices">iPhone, iPad<\/dd>/);
     assert.match(fresh.text, /<dd data-fact="downloads">0 of 50<\/dd>/);
-    assert.match(fresh.text, /<dd data-fact="expires">Jun 1, 2099, 12:00 UTC \(in [\d,]+ days\)<\/dd>/);
+    assert.match(fresh.text, /<dd data-fact="expires">Jun 1, 2099, 12:00 UTC<span class="relative">in [\d,]+ days<\/span><\/dd>/);
     assert.ok(!fresh.text.includes('id="os-too-old"'));
     const old = await get(distribution.url, { 'user-agent': IPHONE('16_7_2') });
     const warning = old.text.indexOf('id="os-too-old"');

@@ -57,7 +57,6 @@ export const en = {
   deviceVision: 'Apple Vision',
   nativeCodeNone: 'None (runs on every device)',
   downloadsOf: (count: string, max: string) => `${count} of ${max}`,
-  expiresOn: (date: string, relative: string) => `${date} (${relative})`,
   listSeparator: ', ',
 
   // In-app browsers

@@ -54,7 +54,6 @@ export const zhCN: Messages = {
   deviceVision: 'Apple Vision',
   nativeCodeNone: '无（适用于所有设备）',
   downloadsOf: (count: string, max: string) => `${count} / ${max}`,
-  expiresOn: (date: string, relative: string) => `${date}（${relative}）`,
   listSeparator: '、',
 
   overlayTitleSafari: '请在 Safari 中打开',

@@ -54,7 +54,6 @@ export const zhTW: Messages = {
   deviceVision: 'Apple Vision',
   nativeCodeNone: '無（適用於所有裝置）',
   downloadsOf: (count: string, max: string) => `${count} / ${max}`,
-  expiresOn: (date: string, relative: string) => `${date}（${relative}）`,
   listSeparator: '、',
 
   overlayTitleSafari: '請在 Safari 中開啟',

@@ -17,7 +17,7 @@ export interface AppFactsModel {
 
 export function renderAppFacts(language: Language, model: AppFactsModel, now: Date): Html {
   const t = messages(language);
-  const rows: Array<[string, string, string]> = [];
+  const rows: Array<[string, string, string | Html]> = [];
   const requires = requirementText(t, model.platform, model.requirements.minimumOs);
   if (requires) rows.push(['requires', t.factRequires, requires]);
   const families = model.requirements.deviceFamilies;
@@ -28,7 +28,9 @@ export function renderAppFacts(language: Language, model: AppFactsModel, now: Da
   rows.push(['released', t.factReleased, formatDate(language, model.releasedAt)]);
   const count = formatNumber(language, model.downloads.count);
   rows.push(['downloads', t.factDownloads, model.downloads.max === null ? count : t.downloadsOf(count, formatNumber(language, model.downloads.max))]);
-  if (model.expiresAt) rows.push(['expires', t.factExpires, t.expiresOn(formatDateTime(language, model.expiresAt), formatRelative(language, model.expiresAt, now))]);
+  if (model.expiresAt) {
+    rows.push(['expires', t.factExpires, html`${formatDateTime(language, model.expiresAt)}<span class="relative">${formatRelative(language, model.expiresAt, now)}</span>`]);
+  }
   if (model.bundleId) rows.push(['bundle-id', model.platform === 'ios' ? t.factBundleId : t.factPackage, model.bundleId]);
   return html`<section class="card facts" aria-labelledby="facts-title"><h2 id="facts-title">${t.factsTitle}</h2><dl>${rows.map(
     ([key, label, value]) => html`<div><dt>${label}</dt><dd data-fact="${key}">${value}</dd></div>`,

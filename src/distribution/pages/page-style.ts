@@ -34,6 +34,7 @@ h2{font-size:1.05rem;margin:0 0 .75rem}
 .facts dl>div:first-child{border-top:0;padding-top:0}
 .facts dt{color:var(--muted);flex:none}
 .facts dd{margin:0;text-align:right;min-width:0;overflow-wrap:anywhere}
+.facts .relative{display:block;color:var(--muted);font-size:.88rem}
 .notes .body{overflow-wrap:anywhere}
 .notes .body>:first-child{margin-top:0}.notes .body>:last-child{margin-bottom:0}
 .notes .body p,.notes .body ul,.notes .body ol,.notes .body pre,.notes .body blockquote{margin:.6rem 0}
