@@ -8,6 +8,8 @@ export type Platform = 'ios' | 'android';
 export type CertType = 'enterprise' | 'super';
 
 export interface SignRequest {
+  /** The task being signed (`tsk_…`). */
+  taskId: string;
   platform: Platform;
   certType: CertType;
   inputPath: string;

@@ -152,6 +152,7 @@ export class TaskWorker {
         task.input_blob_key,
         (inputPath) =>
           signer.sign({
+            taskId: task.id,
             platform: task.platform,
             certType: task.cert_type as CertType,
             inputPath,

@@ -10,36 +10,23 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { MemorySink } from '../../src/signing/data-sink.ts';
 import { BufferSource } from '../../src/signing/data-source.ts';
-import { parseProvisioningProfile } from '../../src/signing/ios/profile/index.ts';
-import { resignIpa } from '../../src/signing/ios/resign/index.ts';
 import { allProblems, verifyIpa } from '../../src/signing/ios/verify-ipa/index.ts';
 import { Api } from '../support/api-client.ts';
 import { testOutputDir } from '../support/fixtures.ts';
-import { generatedApp, type GeneratedApp } from '../support/ios-app.ts';
+import type { GeneratedApp } from '../support/ios-app.ts';
 import { needsToolchain } from '../support/macho-build.ts';
 import { testPki } from '../support/pki.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { SHIPPED_GROUP, shippedApp } from '../support/shipped-app.ts';
 import { strictIpaCheck } from '../support/strict-ipa.ts';
 
-const OLD_TEAM = 'OLDTEAM001';
-const GROUP = 'group.com.signet.generated';
+const GROUP = SHIPPED_GROUP;
 let server: TestServer;
 let api: Api;
 let app: GeneratedApp;
 /** The generated app as another team shipped it: each bundle signed with entitlements of its own. */
 let shipped: Buffer;
-
-async function presign(generated: GeneratedApp): Promise<Buffer> {
-  const pki = testPki();
-  const common = { teamId: OLD_TEAM, getTaskAllow: true };
-  const main = pki.mobileprovision({ ...common, bundleId: generated.bundleId, apsEnvironment: 'development', entitlements: { 'com.apple.developer.associated-domains': ['applinks:example.com'] } });
-  const widget = pki.mobileprovision({ ...common, bundleId: generated.extensionId, applicationGroups: [GROUP] });
-  const sink = new MemorySink();
-  await resignIpa(new BufferSource(generated.bytes), sink, { identity: pki.leaf, profiles: [parseProvisioningProfile(main), parseProvisioningProfile(widget)], workers: 0 });
-  return sink.toBuffer();
-}
 
 async function createCertificate(profile: Buffer): Promise<any> {
   const pki = testPki();
@@ -89,8 +76,7 @@ describe('profiles per bundle through the API (enterprise)', needsToolchain(), (
   let profiles: { main: any; widget: any; wildcard: any };
 
   before(async () => {
-    app = generatedApp('profiles-per-bundle');
-    shipped = await presign(app);
+    ({ app, bytes: shipped } = await shippedApp('profiles-per-bundle'));
     server = await startTestServer({ name: 'profiles-per-bundle' });
     api = new Api(server.url, server.key);
     certificate = await createCertificate(mainProfile());

@@ -17,7 +17,7 @@ import { apksigFixture, keyFile } from '../../support/android-signing.ts';
 const dir = testOutputDir('tasks', 'signers', 'android');
 
 function request(credential: Credential, output: string, input = apksigFixture('golden/original.apk')): SignRequest {
-  return { platform: 'android', certType: 'enterprise', inputPath: input, outputPath: output, credential, signal: new AbortController().signal };
+  return { taskId: 'tsk_test', platform: 'android', certType: 'enterprise', inputPath: input, outputPath: output, credential, signal: new AbortController().signal };
 }
 
 function keystore(file: string, password: string | null, alias: string | null = null): Credential {
