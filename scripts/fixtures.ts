@@ -48,6 +48,9 @@ const udids = ['00008030-001A2B3C4D5E6F70', '00008101-000A1B2C3D4E5F60'];
 write('profiles/adhoc.mobileprovision', pki.mobileprovision({ bundleId, devices: udids }));
 write('profiles/enterprise.mobileprovision', pki.mobileprovision({ bundleId }));
 write('profiles/wildcard.mobileprovision', pki.mobileprovision({ bundleId: '*' }));
+// Profiles per bundle: the app's explicit App ID with push, and its share extension's with an app group.
+write('profiles/enterprise-push.mobileprovision', pki.mobileprovision({ bundleId, apsEnvironment: 'production', name: `Signet Test Enterprise ${bundleId} (push)` }));
+write('profiles/enterprise-extension.mobileprovision', pki.mobileprovision({ bundleId: `${bundleId}.share`, applicationGroups: [`group.${bundleId}`] }));
 write('profiles/ec-adhoc.mobileprovision', pki.mobileprovision({ bundleId, devices: udids, certificate: pki.ecLeaf.certificate }));
 write('profiles/expired.mobileprovision', pki.mobileprovision({ bundleId, createdAt: new Date('2020-01-01T00:00:00Z'), expiresAt: new Date('2021-01-01T00:00:00Z') }));
 
@@ -64,7 +67,8 @@ write(
     'ios-expired/              an identity that expired on 2021-01-01',
     'android-rsa/, android-ec/ self-signed Android keys (.p12, .pem, AOSP-style .pk8 + .x509.pem)',
     'profiles/                 ad-hoc (2 UDIDs), enterprise, wildcard, EC-certificate and expired profiles,',
-    '                          CMS-signed by the test intermediate; ad-hoc/enterprise/wildcard name ios-rsa',
+    `                          enterprise-push (push) and enterprise-extension (${bundleId}.share, app group),`,
+    '                          CMS-signed by the test intermediate; all but ec-adhoc name ios-rsa',
     '',
   ].join('\n'),
 );

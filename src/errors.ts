@@ -19,6 +19,8 @@ export const SERVICE_ERRORS = {
   certificate_not_found: 'No certificate with this id.',
   certificate_in_use: 'The certificate is used by pending tasks.',
   certificate_password_incorrect: 'The password does not open the certificate file.',
+  certificate_profile_required: 'An iOS enterprise certificate keeps at least one provisioning profile; attach the replacement before removing the last one.',
+  profile_not_found: 'No provisioning profile with this id on the certificate.',
   idempotency_conflict: 'This Idempotency-Key was used with a different request body.',
   task_not_found: 'No task with this id.',
   task_not_cancelable: 'The task has already finished.',

@@ -6,11 +6,14 @@
 // - device registration is idempotent: look up first, and a "device exists" 409 means "find it";
 //   a DISABLED device is re-enabled (disabling never freed its slot anyway);
 // - device status is an open set (PROCESSING, INELIGIBLE exist) and is passed through;
-// - profiles cannot be edited: callers create a new one (unique name) and then delete the old one.
+// - profiles cannot be edited: callers create a new one (unique name) and then delete the old one;
+// - registrations are idempotent: a bundle id or capability another worker (or the portal) added
+//   meanwhile answers 409, and the 409 means "look again" before it means "refused".
 import { AppError } from '../errors.ts';
 import { AscClient, type AscClientOptions } from './client.ts';
 import { AscApiError, toAppError } from './errors.ts';
-import { DISTRIBUTION_CERTIFICATE_TYPES, type AscBundleId, type AscCertificate, type AscDevice, type AscProfile } from './types.ts';
+import type { CapabilityRequest } from './capabilities.ts';
+import { DISTRIBUTION_CERTIFICATE_TYPES, type AscBundleId, type AscBundleIdCapability, type AscCertificate, type AscDevice, type AscProfile } from './types.ts';
 import { sameUdid } from './udid.ts';
 
 type Resource = { id: string; type: string; attributes?: Record<string, unknown> };
@@ -42,6 +45,11 @@ function device(resource: Resource): AscDevice {
 function bundleId(resource: Resource): AscBundleId {
   const a = resource.attributes ?? {};
   return { id: resource.id, identifier: str(a.identifier) ?? '', name: str(a.name) ?? '', platform: str(a.platform) ?? 'IOS', seedId: str(a.seedId) };
+}
+
+function capability(resource: Resource): AscBundleIdCapability {
+  const a = resource.attributes ?? {};
+  return { id: resource.id, capabilityType: str(a.capabilityType) ?? '', settings: Array.isArray(a.settings) ? a.settings : [] };
 }
 
 function certificate(resource: Resource): AscCertificate {
@@ -159,13 +167,58 @@ export class AppStoreConnect {
     return this.#call(async () => resources(await this.client.getAll('/v1/bundleIds')).map(bundleId));
   }
 
-  /** Finds or registers an explicit App ID. */
+  /**
+   * Finds or registers an App ID (explicit, or the team wildcard "*"). A 409 "not available" is
+   * looked up again: another worker of this team may just have registered it; when the team
+   * still does not have it, another team owns the identifier (`bundle_id_unavailable`).
+   */
   ensureBundleId(identifier: string, name: string): Promise<AscBundleId> {
     return this.#call(async () => {
       const found = await this.findBundleId(identifier);
       if (found) return found;
-      const created = await this.client.post('/v1/bundleIds', { data: { type: 'bundleIds', attributes: { identifier, name, platform: 'IOS' } } });
-      return bundleId(single(created));
+      try {
+        const created = await this.client.post('/v1/bundleIds', { data: { type: 'bundleIds', attributes: { identifier, name, platform: 'IOS' } } });
+        return bundleId(single(created));
+      } catch (error) {
+        if (!(error instanceof AscApiError) || error.condition !== 'bundle_id_taken') throw error;
+        const mine = await this.findBundleId(identifier);
+        if (mine) return mine;
+        throw new AppError('bundle_id_unavailable', `The App ID "${identifier}" is registered by another Apple team; this developer account cannot provision it.`, {
+          cause: error,
+          details: { identifier, apple_status: error.status, apple_code: error.code },
+        });
+      }
+    });
+  }
+
+  // ---- capabilities ----
+
+  /** The capabilities enabled on a bundle id. */
+  listCapabilities(bundleIdId: string): Promise<AscBundleIdCapability[]> {
+    return this.#call(async () => resources(await this.client.getAll(`/v1/bundleIds/${encodeURIComponent(bundleIdId)}/bundleIdCapabilities`)).map(capability));
+  }
+
+  /**
+   * Enables a capability on a bundle id; one already enabled (by another worker or in the
+   * portal: Apple answers 409) is found and returned instead.
+   */
+  enableCapability(bundleIdId: string, request: CapabilityRequest): Promise<AscBundleIdCapability> {
+    return this.#call(async () => {
+      try {
+        const created = await this.client.post('/v1/bundleIdCapabilities', {
+          data: {
+            type: 'bundleIdCapabilities',
+            attributes: { capabilityType: request.capabilityType, settings: request.settings },
+            relationships: { bundleId: { data: { type: 'bundleIds', id: bundleIdId } } },
+          },
+        });
+        return capability(single(created));
+      } catch (error) {
+        if (!(error instanceof AscApiError) || error.status !== 409) throw error;
+        const enabled = (await this.listCapabilities(bundleIdId)).find((c) => c.capabilityType === request.capabilityType);
+        if (enabled) return enabled;
+        throw error;
+      }
     });
   }
 

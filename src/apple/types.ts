@@ -25,6 +25,14 @@ export interface AscBundleId {
   seedId: string | null;
 }
 
+export interface AscBundleIdCapability {
+  /** Apple's id, "<bundle id id>_<CAPABILITY_TYPE>". */
+  id: string;
+  /** A CapabilityType (capabilities.ts); open, as Apple adds types. */
+  capabilityType: string;
+  settings: unknown[];
+}
+
 export interface AscCertificate {
   id: string;
   certificateType: string;

@@ -1,8 +1,10 @@
 // Binds every repository to one Kysely instance (the database or a transaction).
 import type { Kysely } from 'kysely';
 import { accountRepository, apiKeyRepository } from './repositories/accounts.ts';
+import { certificateProfileRepository } from './repositories/certificate-profiles.ts';
 import { certificateRepository } from './repositories/certificates.ts';
 import { developerAccountRepository } from './repositories/developer-accounts.ts';
+import { developerAppIdRepository } from './repositories/developer-app-ids.ts';
 import { distributionRepository } from './repositories/distributions.ts';
 import { superSignatureRepository } from './repositories/super-signature.ts';
 import { taskRepository } from './repositories/tasks.ts';
@@ -20,10 +22,12 @@ export function createRepositories(db: Kysely<Database>, box: SecretBox): Reposi
     apps: appRepository(db),
     tasks: taskRepository(db),
     certificates: certificateRepository(db, box),
+    certificateProfiles: certificateProfileRepository(db, box),
     webhookDeliveries: webhookDeliveryRepository(db),
     idempotency: idempotencyRepository(db),
     distributions: distributionRepository(db),
     developerAccounts: developerAccountRepository(db, box),
+    developerAppIds: developerAppIdRepository(db),
     superSignature: superSignatureRepository(db),
   };
 }

@@ -14,7 +14,8 @@ export type Credential =
       kind: 'ios_enterprise';
       p12: Buffer;
       password: string;
-      profile: Buffer; // .mobileprovision
+      /** The certificate's provisioning profiles (.mobileprovision), each with its `prf_…` id. */
+      profiles: Array<{ id: string; bytes: Buffer }>;
     }
   | {
       /** Super signature: the signer picks one of the account's Apple developer accounts itself. */

@@ -4,7 +4,9 @@
 // "not found" and never leaks another account's data.
 import type { Credential } from './credential.ts';
 import type { AppLinkRow, DistributionRow } from './distribution-tables.ts';
+import type { CertificateProfileRepository } from './repositories/certificate-profiles.ts';
 import type { DeveloperAccountRepository } from './repositories/developer-accounts.ts';
+import type { DeveloperAppIdRepository } from './repositories/developer-app-ids.ts';
 import type { SuperSignatureRepository } from './repositories/super-signature.ts';
 import type {
   AccountRow,
@@ -14,7 +16,9 @@ import type {
   CertificateRow,
   IdempotencyKeyRow,
   Platform,
+  TaskBundle,
   TaskRow,
+  TaskWarning,
   TaskStatus,
   UploadRow,
   WebhookDeliveryRow,
@@ -128,6 +132,10 @@ export type TaskOutcome =
       artifact: { blobKey: string; size: number; sha256: string };
       app: { bundleId: string | null; name: string | null; version: string | null; build: string | null };
       verification: string[];
+      /** Which profile signed which bundle (iOS). */
+      bundles?: TaskBundle[];
+      /** What signing left out and why. */
+      warnings?: TaskWarning[];
     }
   | { status: 'failed'; error: { code: string; message: string } }
   | { status: 'canceled' };
@@ -166,17 +174,12 @@ export interface NewCertificateInput {
   password?: string | null;
   keyPassword?: string | null;
   keyAlias?: string | null;
-  profile?: Buffer | null;
   metadata: {
     subject: string | null;
     teamId: string | null;
     fingerprint: string;
     notBefore: Date | null;
     notAfter: Date | null;
-    profileName?: string | null;
-    profileAppId?: string | null;
-    profileType?: string | null;
-    profileExpiresAt?: Date | null;
   };
 }
 
@@ -186,8 +189,11 @@ export interface CertificateRepository {
   list(accountId: string, page?: PageRequest & { kind?: CertificateKind }): Promise<Page<CertificateRow>>;
   /** Deletes; AppError `certificate_in_use` while pending/processing tasks use it. False if missing. */
   delete(accountId: string, id: string): Promise<boolean>;
-  /** Decrypts the signing material into the Signer's Credential shape. */
-  credential(row: CertificateRow): Credential;
+  /**
+   * Decrypts the signing material into the Signer's Credential shape; an iOS certificate's
+   * profiles are opened by the certificateProfiles repository and passed in.
+   */
+  credential(row: CertificateRow, profiles?: ReadonlyArray<{ id: string; bytes: Buffer }>): Credential;
 }
 
 export interface WebhookDeliveryRepository {
@@ -227,10 +233,12 @@ export interface Repositories {
   apps: AppRepository;
   tasks: TaskRepository;
   certificates: CertificateRepository;
+  certificateProfiles: CertificateProfileRepository;
   webhookDeliveries: WebhookDeliveryRepository;
   idempotency: IdempotencyRepository;
   distributions: DistributionRepository;
   developerAccounts: DeveloperAccountRepository;
+  developerAppIds: DeveloperAppIdRepository;
   superSignature: SuperSignatureRepository;
 }
 

@@ -10,6 +10,7 @@
 //   as TEXT (base64), never in the clear.
 import type { Selectable } from 'kysely';
 import type { DistributionTables } from './distribution-tables.ts';
+import type { ProfileTables } from './profile-tables.ts';
 import type { SuperTables } from './super-tables.ts';
 
 export type Platform = 'ios' | 'android';
@@ -99,6 +100,10 @@ export interface TasksTable {
   artifact_sha256: string | null;
   /** JSON array of verifier summaries (SignResult.verification). */
   verification_json: string | null;
+  /** JSON array of TaskBundle: which profile (or App ID) signed which bundle. */
+  bundles_json: string | null;
+  /** JSON array of TaskWarning: what signing left out and why. */
+  warnings_json: string | null;
   created_at: string;
   updated_at: string;
   started_at: string | null;
@@ -175,7 +180,7 @@ export interface JobsTable {
 }
 
 /** Every table; later migrations' tables are declared beside them (distribution-tables.ts). */
-export interface Database extends DistributionTables, SuperTables {
+export interface Database extends DistributionTables, SuperTables, ProfileTables {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   uploads: UploadsTable;
@@ -196,3 +201,30 @@ export type CertificateRow = Selectable<CertificatesTable>;
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>;
 export type IdempotencyKeyRow = Selectable<IdempotencyKeysTable>;
 export type JobRow = Selectable<JobsTable>;
+
+/** A signed bundle in a task's answer: its App ID and the profile that signed it. */
+export interface TaskBundle {
+  /** Path in the .ipa ("Payload/A.app/PlugIns/W.appex/"). */
+  path: string;
+  bundleId: string;
+  /** The App ID the bundle was signed for ("TEAMID.com.example.app", "TEAMID.*"). */
+  applicationIdentifier: string;
+  /** Enterprise: the certificate's profile that signed it. Super: null (each device has its own). */
+  profile: { id: string | null; name: string; uuid: string; type: string; expiresAt: string } | null;
+  /** Super signature: the App Store Connect capabilities enabled on the bundle's App ID. */
+  capabilities: string[];
+}
+
+/** Something the user should know about a signed package: what was left out, and why. */
+export interface TaskWarning {
+  code: 'entitlement_left_out';
+  message: string;
+  bundleId: string;
+  entitlement: string;
+  /**
+   * not_granted / value_not_granted / needs_app_value: the profile does not grant it;
+   * identifiers_not_creatable: it names app groups, iCloud containers or merchant ids the App
+   * Store Connect API cannot create; no_capability: no capability of the API grants it.
+   */
+  reason: string;
+}

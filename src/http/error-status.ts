@@ -23,6 +23,8 @@ const SERVICE_STATUS: Record<ServiceErrorCode, number> = {
   certificate_not_found: 404,
   certificate_in_use: 409,
   certificate_password_incorrect: 422,
+  certificate_profile_required: 409,
+  profile_not_found: 404,
   idempotency_conflict: 409,
   task_not_found: 404,
   task_not_cancelable: 409,

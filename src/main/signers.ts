@@ -25,10 +25,13 @@ export function productionSigners(pool: SignerPool): Signer[] {
 /** Reads an uploaded .mobileprovision (the parser loads on first use). */
 export function productionProfileReader(): ProfileReader {
   return async (bytes) => {
-    const { parseProvisioningProfile } = await import('../signing/ios/profile/index.ts');
+    const [{ parseProvisioningProfile }, { plistToJs }] = await Promise.all([import('../signing/ios/profile/index.ts'), import('../signing/plist/index.ts')]);
     const profile = parseProvisioningProfile(bytes);
+    const entitlements = plainJson(plistToJs(profile.entitlements));
     return {
       name: profile.name,
+      uuid: profile.uuid,
+      entitlements,
       appId: profile.applicationIdentifier,
       type: profile.type,
       expiresAt: profile.expiresAt,
@@ -36,4 +39,14 @@ export function productionProfileReader(): ProfileReader {
       certificates: profile.developerCertificates,
     };
   };
+}
+
+/** JSON for API answers: data as base64, dates as ISO strings, big integers as strings. */
+function plainJson(value: unknown): unknown {
+  if (Buffer.isBuffer(value)) return value.toString('base64');
+  if (value instanceof Date) return value.toISOString();
+  if (typeof value === 'bigint') return value.toString();
+  if (Array.isArray(value)) return value.map(plainJson);
+  if (value !== null && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plainJson(v)]));
+  return value;
 }

@@ -1,14 +1,17 @@
 // Certificates: validated on upload (the password must open the file, the key must match its
 // certificate, an iOS profile must name the certificate), then sealed at rest by the repository.
 // Listings show metadata only; the secrets are opened only by the worker right before signing.
+// An iOS enterprise certificate holds several provisioning profiles (the app and each extension
+// may have an explicit App ID of their own): each is checked the same way when it is attached.
 import { createHash, X509Certificate } from 'node:crypto';
 import type { Db } from '../db/database.ts';
+import type { CertificateProfileRow } from '../db/profile-tables.ts';
 import { collectRows } from '../db/repositories/pagination.ts';
-import type { CertificateKind } from '../db/schema.ts';
+import type { CertificateKind, CertificateRow } from '../db/schema.ts';
 import { AppError, errorCodeOf } from '../errors.ts';
 import { SigningError } from '../signing/errors.ts';
 import type { Principal } from './principal.ts';
-import { certificateView, type CertificateView } from './views.ts';
+import { certificateProfileView, certificateView, type CertificateProfileView, type CertificateView } from './views.ts';
 
 /** The signing identity's certificate as the validation needs it (from src/signing/cms loadIdentity). */
 export interface LoadedIdentity {
@@ -24,6 +27,7 @@ export type IdentityLoader = (
 /** What the service needs from a provisioning profile (src/signing/ios profile reader). */
 export interface ProfileSummary {
   name: string | null;
+  uuid: string;
   /** Application identifier, e.g. "TEAMID.com.example.*". */
   appId: string | null;
   /** "enterprise" | "ad-hoc" | "development" | "app-store". */
@@ -32,6 +36,8 @@ export interface ProfileSummary {
   teamId: string | null;
   /** DeveloperCertificates, DER. */
   certificates: Buffer[];
+  /** The entitlements the profile grants, as plain JSON. */
+  entitlements: unknown;
 }
 export type ProfileReader = (bytes: Buffer) => Promise<ProfileSummary>;
 
@@ -77,34 +83,89 @@ export class CertificateService {
     let profile: ProfileSummary | null = null;
     if (input.kind === 'ios_enterprise') {
       profile = await this.readProfile(input.profile);
-      const named = profile.certificates.some((der) => createHash('sha256').update(der).digest('hex') === fingerprint);
-      if (!named) {
-        throw new SigningError('profile_certificate_mismatch', `The profile "${profile.name ?? '?'}" does not include the certificate ${subjectLine(cert)}.`);
-      }
+      this.checkNamesCertificate(profile, fingerprint, subjectLine(cert));
     }
-    const row = await this.options.db.repos.certificates.create({
-      accountId: principal.accountId,
-      kind: input.kind as CertificateKind,
-      name: input.name,
-      material: input.file.data,
-      certificate: input.kind === 'android' ? input.certificate : null,
-      password: input.password,
-      keyPassword: input.kind === 'android' ? input.keyPassword : null,
-      keyAlias: input.kind === 'android' ? (input.alias ?? identity.alias ?? null) : null,
-      profile: input.kind === 'ios_enterprise' ? input.profile : null,
-      metadata: {
-        subject: subjectLine(cert),
-        teamId: profile?.teamId ?? subjectAttribute(cert, 'OU'),
-        fingerprint,
-        notBefore: new Date(cert.validFrom),
-        notAfter: new Date(cert.validTo),
-        profileName: profile?.name ?? null,
-        profileAppId: profile?.appId ?? null,
-        profileType: profile?.type ?? null,
-        profileExpiresAt: profile?.expiresAt ?? null,
-      },
+    const { row, profiles } = await this.options.db.transaction(async (tx) => {
+      const row = await tx.repos.certificates.create({
+        accountId: principal.accountId,
+        kind: input.kind as CertificateKind,
+        name: input.name,
+        material: input.file.data,
+        certificate: input.kind === 'android' ? input.certificate : null,
+        password: input.password,
+        keyPassword: input.kind === 'android' ? input.keyPassword : null,
+        keyAlias: input.kind === 'android' ? (input.alias ?? identity.alias ?? null) : null,
+        metadata: {
+          subject: subjectLine(cert),
+          teamId: profile?.teamId ?? subjectAttribute(cert, 'OU'),
+          fingerprint,
+          notBefore: new Date(cert.validFrom),
+          notAfter: new Date(cert.validTo),
+        },
+      });
+      if (input.kind !== 'ios_enterprise' || profile === null) return { row, profiles: [] };
+      const added = await tx.repos.certificateProfiles.add({ accountId: principal.accountId, certificateId: row.id, bytes: input.profile, metadata: metadataOf(profile) });
+      return { row, profiles: [added.profile] };
     });
-    return certificateView(row);
+    return certificateView(row, profiles);
+  }
+
+  /**
+   * Attaches another provisioning profile to an iOS enterprise certificate. It must name the
+   * certificate; attaching a profile (same UUID) the certificate already holds returns that one.
+   */
+  async addProfile(principal: Principal, certificateId: string, bytes: Buffer): Promise<{ profile: CertificateProfileView; created: boolean }> {
+    const certificate = await this.find(principal, certificateId);
+    if (certificate.kind !== 'ios_enterprise') throw new AppError('invalid_request', `Certificate ${certificate.id} is ${certificate.kind}; provisioning profiles belong to ios_enterprise certificates.`, { details: { field: 'profile' } });
+    const profile = await this.readProfile(bytes);
+    this.checkNamesCertificate(profile, certificate.fingerprint, certificate.subject ?? certificate.id);
+    const { profile: row, created } = await this.options.db.repos.certificateProfiles.add({ accountId: principal.accountId, certificateId: certificate.id, bytes, metadata: metadataOf(profile) });
+    return { profile: certificateProfileView(row), created };
+  }
+
+  async listProfiles(principal: Principal, certificateId: string): Promise<CertificateProfileView[]> {
+    const certificate = await this.find(principal, certificateId);
+    return (await this.profilesOf(certificate)).map(certificateProfileView);
+  }
+
+  async getProfile(principal: Principal, certificateId: string, profileId: string): Promise<CertificateProfileView> {
+    const certificate = await this.find(principal, certificateId);
+    const row = await this.options.db.repos.certificateProfiles.find(principal.accountId, certificate.id, profileId);
+    if (!row) throw new AppError('profile_not_found', `Certificate ${certificate.id} has no provisioning profile ${profileId}.`);
+    return certificateProfileView((await this.complete([row]))[0]!);
+  }
+
+  async deleteProfile(principal: Principal, certificateId: string, profileId: string): Promise<void> {
+    const certificate = await this.find(principal, certificateId);
+    if (!(await this.options.db.repos.certificateProfiles.delete(principal.accountId, certificate.id, profileId))) {
+      throw new AppError('profile_not_found', `Certificate ${certificate.id} has no provisioning profile ${profileId}.`);
+    }
+  }
+
+  // installd compares the leaf byte for byte with DeveloperCertificates (ios-signing.md §11).
+  private checkNamesCertificate(profile: ProfileSummary, fingerprint: string, subject: string): void {
+    const named = profile.certificates.some((der) => createHash('sha256').update(der).digest('hex') === fingerprint);
+    if (!named) throw new SigningError('profile_certificate_mismatch', `The profile "${profile.name ?? '?'}" does not include the certificate ${subject}.`);
+  }
+
+  private async profilesOf(certificate: CertificateRow): Promise<CertificateProfileRow[]> {
+    if (certificate.kind !== 'ios_enterprise') return [];
+    return this.complete(await this.options.db.repos.certificateProfiles.list(certificate.account_id, certificate.id));
+  }
+
+  /**
+   * Profiles carried over by migration 0008 kept their UUID and entitlements only inside the
+   * sealed bytes: read them once, store them, and show them like any other profile's.
+   */
+  private async complete(rows: CertificateProfileRow[]): Promise<CertificateProfileRow[]> {
+    return Promise.all(
+      rows.map(async (row) => {
+        if (row.uuid !== null && row.entitlements_json !== null) return row;
+        const summary = await this.readProfile(this.options.db.repos.certificateProfiles.open(row));
+        await this.options.db.repos.certificateProfiles.fillMetadata(row.id, { uuid: summary.uuid, entitlements: summary.entitlements });
+        return { ...row, uuid: summary.uuid, entitlements_json: JSON.stringify(summary.entitlements) };
+      }),
+    );
   }
 
   private async load(input: CertificateInput): Promise<LoadedIdentity> {
@@ -132,13 +193,14 @@ export class CertificateService {
   }
 
   async list(principal: Principal): Promise<CertificateView[]> {
-    return collectRows((page) => this.options.db.repos.certificates.list(principal.accountId, page), certificateView);
+    const rows = await collectRows((page) => this.options.db.repos.certificates.list(principal.accountId, page), (row) => row);
+    const profiles = await this.options.db.repos.certificateProfiles.listForCertificates(principal.accountId, rows.filter((r) => r.kind === 'ios_enterprise').map((r) => r.id));
+    return Promise.all(rows.map(async (row) => certificateView(row, await this.complete(profiles.get(row.id) ?? []))));
   }
 
   async get(principal: Principal, id: string): Promise<CertificateView> {
-    const row = await this.options.db.repos.certificates.find(principal.accountId, id);
-    if (!row) throw new AppError('certificate_not_found', `No certificate ${id}.`);
-    return certificateView(row);
+    const row = await this.find(principal, id);
+    return certificateView(row, await this.profilesOf(row));
   }
 
   async delete(principal: Principal, id: string): Promise<void> {
@@ -146,4 +208,14 @@ export class CertificateService {
       throw new AppError('certificate_not_found', `No certificate ${id}.`);
     }
   }
+
+  private async find(principal: Principal, id: string): Promise<CertificateRow> {
+    const row = await this.options.db.repos.certificates.find(principal.accountId, id);
+    if (!row) throw new AppError('certificate_not_found', `No certificate ${id}.`);
+    return row;
+  }
+}
+
+function metadataOf(profile: ProfileSummary) {
+  return { name: profile.name, uuid: profile.uuid, appId: profile.appId, type: profile.type, teamId: profile.teamId, expiresAt: profile.expiresAt, entitlements: profile.entitlements };
 }

@@ -32,7 +32,7 @@ async function signerFor(module: string, exportName: string): Promise<Signer> {
 /** Structured cloning delivers Buffers as plain Uint8Arrays; the engines expect Buffers. */
 function revive(credential: Credential): Credential {
   const buffer = (value: Uint8Array): Buffer => Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-  if (credential.kind === 'ios_enterprise') return { ...credential, p12: buffer(credential.p12), profile: buffer(credential.profile) };
+  if (credential.kind === 'ios_enterprise') return { ...credential, p12: buffer(credential.p12), profiles: credential.profiles.map((p) => ({ id: p.id, bytes: buffer(p.bytes) })) };
   if (credential.kind === 'developer_accounts') return credential;
   return { ...credential, keystore: buffer(credential.keystore), certificate: credential.certificate === null ? null : buffer(credential.certificate) };
 }

@@ -3,15 +3,20 @@
 // output (no unverified artifact ever leaves it) or throws an AppError/SigningError whose code
 // becomes the task's error.code. src/main wires one Signer per (platform, cert_type).
 import type { Credential } from '../db/credential.ts';
+import type { TaskBundle, TaskWarning } from '../db/schema.ts';
 export type Platform = 'ios' | 'android';
 export type CertType = 'enterprise' | 'super';
 
 export interface SignRequest {
+  /** The task being signed (`tsk_…`). */
+  taskId: string;
   platform: Platform;
   certType: CertType;
   inputPath: string;
   outputPath: string;
   credential: Credential;
+  /** iOS enterprise: the certificate profile (`prf_…`) chosen per bundle id by the task. */
+  profileChoice?: Record<string, string>;
   signal: AbortSignal;
 }
 
@@ -20,6 +25,10 @@ export interface SignResult {
   app: { bundleId: string | null; name: string | null; version: string | null; build: string | null };
   /** What the verifier checked, for the task record (e.g. ["v1", "v2", "v3"] or slice summaries). */
   verification: string[];
+  /** iOS: which profile (or App ID) signed which bundle. */
+  bundles?: TaskBundle[];
+  /** What signing left out and why. */
+  warnings?: TaskWarning[];
 }
 
 export interface Signer {

@@ -6,6 +6,8 @@ import { sha256Hex } from '../db/ids.ts';
 import { allRows } from '../db/repositories/pagination.ts';
 import type { CertificateKind, CertificateRow, Platform, TaskRow, TaskStatus } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
+import { SigningError } from '../signing/errors.ts';
+import { appIdPatternMatches } from '../signing/ios/profile/checks.ts';
 import type { JobQueue } from '../queue/job-queue.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
 import type { CertType } from './signer.ts';
@@ -17,6 +19,8 @@ export interface CreateTaskInput {
   cert_type: CertType;
   certificate_id?: string;
   callback_url?: string;
+  /** iOS enterprise: the certificate profile (`prf_…`) per bundle id, overriding the matching rule. */
+  profiles?: Record<string, string>;
 }
 
 export interface ArtifactHandle {
@@ -37,7 +41,8 @@ function certificateKindFor(platform: Platform, certType: CertType): Certificate
 
 /** Key order must not matter for "the same body": hash a canonical form. */
 function requestHash(input: CreateTaskInput): string {
-  const canonical = Object.fromEntries(Object.entries(input).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b)));
+  const sorted = (o: object) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b)));
+  const canonical = sorted({ ...input, ...(input.profiles ? { profiles: sorted(input.profiles) } : {}) });
   return sha256Hex(JSON.stringify(canonical));
 }
 
@@ -90,6 +95,7 @@ export class TaskService {
     }
     // A super task signs with the account's Apple developer accounts (chosen per device), not a certificate row.
     const certificate = input.cert_type === 'super' ? await this.requireDeveloperAccount(principal) : await this.chooseCertificate(principal, kind, input);
+    const options = input.profiles === undefined ? {} : { profiles: await this.checkProfileChoice(principal, certificate, input.profiles) };
 
     try {
       const task = await db.transaction(async (tx) => {
@@ -101,7 +107,7 @@ export class TaskService {
           inputFilename: upload.filename,
           certificateId: certificate?.id ?? null,
           certType: input.cert_type,
-          options: {},
+          options,
           callbackUrl: input.callback_url ?? null,
           appId: upload.app_id,
           app: { bundleId: upload.bundle_id, name: upload.app_name, version: upload.app_version, build: upload.app_build },
@@ -126,6 +132,25 @@ export class TaskService {
     const task = await this.options.db.repos.tasks.find(principal.accountId, taskId);
     if (!task) throw new AppError('task_not_found');
     return { task_id: task.id, status: task.status };
+  }
+
+  /**
+   * A task's explicit profile per bundle id: each must be a profile of the task's certificate
+   * whose App ID covers that bundle id (checked now, so a typo is a 4xx, not a failed task).
+   */
+  private async checkProfileChoice(principal: Principal, certificate: CertificateRow | null, choice: Record<string, string>): Promise<Record<string, string>> {
+    if (certificate?.kind !== 'ios_enterprise') {
+      throw new AppError('invalid_request', 'profiles (a profile per bundle id) applies to iOS enterprise tasks only.', { details: { field: 'profiles' } });
+    }
+    for (const [bundleId, profileId] of Object.entries(choice)) {
+      const profile = await this.options.db.repos.certificateProfiles.find(principal.accountId, certificate.id, profileId);
+      if (!profile) throw new AppError('profile_not_found', `Certificate ${certificate.id} has no provisioning profile ${profileId} (named for "${bundleId}").`, { details: { field: 'profiles', bundle_id: bundleId, profile_id: profileId } });
+      const pattern = profile.app_id?.slice(profile.app_id.indexOf('.') + 1) ?? '';
+      if (!appIdPatternMatches(pattern, bundleId)) {
+        throw new SigningError('bundle_id_mismatch', `Profile ${profileId} (${profile.app_id}) does not cover "${bundleId}".`, { details: { field: 'profiles', bundle_id: bundleId, profile_id: profileId } });
+      }
+    }
+    return choice;
   }
 
   private async requireDeveloperAccount(principal: Principal): Promise<null> {

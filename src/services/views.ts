@@ -1,7 +1,8 @@
 // The API's view of stored rows: one function per resource, so every route (and every webhook
 // body) shows a resource the same way. Secrets never leave through here: certificate views carry
 // metadata only.
-import type { AppRow, CertificateRow, TaskRow, TaskStatus, UploadRow, WebhookDeliveryRow, Platform } from '../db/schema.ts';
+import type { CertificateProfileRow } from '../db/profile-tables.ts';
+import type { AppRow, CertificateRow, TaskBundle, TaskRow, TaskStatus, TaskWarning, UploadRow, WebhookDeliveryRow, Platform } from '../db/schema.ts';
 
 export interface AppIdentityView {
   bundle_id: string | null;
@@ -48,11 +49,45 @@ export interface TaskView {
   error: { code: string; message: string } | null;
   artifact: { size: number; sha256: string; download_url: string } | null;
   verification: string[] | null;
+  /** Which profile (or App ID) signed which bundle; null until the task succeeded. */
+  bundles: TaskBundleView[] | null;
+  /** What signing left out and why. */
+  warnings: TaskWarningView[];
   webhook_deliveries: WebhookDeliveryView[];
   created_at: string;
   updated_at: string;
   started_at: string | null;
   finished_at: string | null;
+}
+
+export interface TaskBundleView {
+  path: string;
+  bundle_id: string;
+  application_identifier: string;
+  profile: { id: string | null; name: string; uuid: string; type: string; expires_at: string } | null;
+  capabilities: string[];
+}
+
+export interface TaskWarningView {
+  code: TaskWarning['code'];
+  message: string;
+  bundle_id: string | null;
+  entitlement: string | null;
+  reason: string | null;
+}
+
+export interface CertificateProfileView {
+  id: string;
+  name: string | null;
+  uuid: string | null;
+  /** application-identifier, e.g. "TEAMID.com.example.app" or "TEAMID.*". */
+  app_id: string | null;
+  type: string | null;
+  team_id: string | null;
+  expires_at: string | null;
+  /** The entitlements the profile grants. */
+  entitlements: Record<string, unknown> | null;
+  created_at: string;
 }
 
 export interface CertificateView {
@@ -65,7 +100,10 @@ export interface CertificateView {
   alias: string | null;
   not_before: string | null;
   not_after: string | null;
+  /** The first of `profiles` (kept for clients written when a certificate had one profile). */
   profile: { name: string | null; app_id: string | null; type: string | null; expires_at: string | null } | null;
+  /** iOS: every provisioning profile of the certificate, oldest first; Android: empty. */
+  profiles: CertificateProfileView[];
   created_at: string;
 }
 
@@ -134,6 +172,8 @@ export function taskView(row: TaskRow, baseUrl: string, deliveries: readonly Web
     error: row.error_code ? { code: row.error_code, message: row.error_message ?? '' } : null,
     artifact,
     verification: row.verification_json ? (JSON.parse(row.verification_json) as string[]) : null,
+    bundles: row.bundles_json ? (JSON.parse(row.bundles_json) as TaskBundle[]).map(taskBundleView) : null,
+    warnings: row.warnings_json ? (JSON.parse(row.warnings_json) as TaskWarning[]).map(taskWarningView) : [],
     webhook_deliveries: deliveries.map(webhookDeliveryView),
     created_at: row.created_at,
     updated_at: row.updated_at,
@@ -142,7 +182,38 @@ export function taskView(row: TaskRow, baseUrl: string, deliveries: readonly Web
   };
 }
 
-export function certificateView(row: CertificateRow): CertificateView {
+function taskBundleView(bundle: TaskBundle): TaskBundleView {
+  const p = bundle.profile;
+  return {
+    path: bundle.path,
+    bundle_id: bundle.bundleId,
+    application_identifier: bundle.applicationIdentifier,
+    profile: p ? { id: p.id, name: p.name, uuid: p.uuid, type: p.type, expires_at: p.expiresAt } : null,
+    capabilities: bundle.capabilities,
+  };
+}
+
+function taskWarningView(warning: TaskWarning): TaskWarningView {
+  return { code: warning.code, message: warning.message, bundle_id: warning.bundleId ?? null, entitlement: warning.entitlement ?? null, reason: warning.reason ?? null };
+}
+
+export function certificateProfileView(row: CertificateProfileRow): CertificateProfileView {
+  return {
+    id: row.id,
+    name: row.name,
+    uuid: row.uuid,
+    app_id: row.app_id,
+    type: row.type,
+    team_id: row.team_id,
+    expires_at: row.expires_at,
+    entitlements: row.entitlements_json === null ? null : (JSON.parse(row.entitlements_json) as Record<string, unknown>),
+    created_at: row.created_at,
+  };
+}
+
+/** `profiles`: the certificate's provisioning profiles, oldest first (iOS). */
+export function certificateView(row: CertificateRow, profiles: readonly CertificateProfileRow[] = []): CertificateView {
+  const first = profiles[0];
   return {
     id: row.id,
     kind: row.kind,
@@ -153,10 +224,8 @@ export function certificateView(row: CertificateRow): CertificateView {
     alias: row.key_alias,
     not_before: row.not_before,
     not_after: row.not_after,
-    profile:
-      row.kind === 'ios_enterprise'
-        ? { name: row.profile_name, app_id: row.profile_app_id, type: row.profile_type, expires_at: row.profile_expires_at }
-        : null,
+    profile: row.kind === 'ios_enterprise' ? { name: first?.name ?? null, app_id: first?.app_id ?? null, type: first?.type ?? null, expires_at: first?.expires_at ?? null } : null,
+    profiles: profiles.map(certificateProfileView),
     created_at: row.created_at,
   };
 }

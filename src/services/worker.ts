@@ -123,6 +123,8 @@ export class TaskWorker {
       return;
     }
     const certificate = task.certificate_id === null ? null : await db.repos.certificates.find(task.account_id, task.certificate_id);
+    const profiles = certificate?.kind === 'ios_enterprise' ? await db.repos.certificateProfiles.list(task.account_id, certificate.id) : [];
+    const options = JSON.parse(task.options_json) as { profiles?: Record<string, string> };
     // Super tasks have no certificate row: their signer uses the account's developer accounts.
     if (!certificate && task.cert_type !== 'super') {
       await this.finish(task.id, { status: 'failed', error: { code: 'certificate_required', message: 'The task\'s certificate no longer exists.' } });
@@ -150,11 +152,15 @@ export class TaskWorker {
         task.input_blob_key,
         (inputPath) =>
           signer.sign({
+            taskId: task.id,
             platform: task.platform,
             certType: task.cert_type as CertType,
             inputPath,
             outputPath,
-            credential: certificate ? db.repos.certificates.credential(certificate) : { kind: 'developer_accounts', accountId: task.account_id },
+            credential: certificate
+              ? db.repos.certificates.credential(certificate, profiles.map((p) => ({ id: p.id, bytes: db.repos.certificateProfiles.open(p) })))
+              : { kind: 'developer_accounts', accountId: task.account_id },
+            ...(options.profiles ? { profileChoice: options.profiles } : {}),
             signal,
           }),
         { signal },
@@ -174,6 +180,8 @@ export class TaskWorker {
           build: result.app.build ?? task.app_build,
         },
         verification: result.verification,
+        ...(result.bundles ? { bundles: result.bundles } : {}),
+        ...(result.warnings ? { warnings: result.warnings } : {}),
       });
       if (!won) {
         // Canceled meanwhile, or another run of this task finished first: ours is discarded.

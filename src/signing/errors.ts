@@ -29,7 +29,7 @@ export const SIGNING_ERRORS = {
   profile_invalid: 'The provisioning profile cannot be read.',
   profile_expired: 'The provisioning profile has expired.',
   profile_certificate_mismatch: 'The provisioning profile does not include the signing certificate.',
-  bundle_id_mismatch: 'The provisioning profile does not cover the bundle identifier.',
+  bundle_id_mismatch: 'No provisioning profile covers the bundle identifier (the message names every bundle left uncovered).',
   // Android
   apk_invalid: 'The APK is malformed.',
   apk_signature_invalid: 'The APK signature does not verify.',

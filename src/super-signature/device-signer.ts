@@ -4,6 +4,7 @@
 // `super_signing_unavailable` (never with an unsigned or fake build).
 import { AppError } from '../errors.ts';
 import type { Identity } from '../signing/cms/index.ts';
+import type { SuperAppPlan } from './capability-plan.ts';
 
 export interface DeviceBuildRequest {
   /** The task's original upload. */
@@ -11,8 +12,8 @@ export interface DeviceBuildRequest {
   outputPath: string;
   p12: Buffer;
   password: string;
-  /** The ad-hoc .mobileprovision from App Store Connect. */
-  profile: Buffer;
+  /** The ad-hoc .mobileprovision files from App Store Connect: one per App ID of the plan. */
+  profiles: Buffer[];
   signal?: AbortSignal;
 }
 
@@ -31,8 +32,8 @@ export interface PrepareRequest {
   password: string;
   teamId: string;
   teamName: string;
-  /** The App ID the profiles are made for ("*" or an explicit bundle id). */
-  appIdPattern: string;
+  /** The App IDs the profiles are made for and what each bundle carries over. */
+  plan: SuperAppPlan;
   signal?: AbortSignal;
 }
 

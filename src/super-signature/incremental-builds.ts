@@ -13,7 +13,7 @@ import { createReadStream, promises as fs } from 'node:fs';
 import path from 'node:path';
 import type { Db } from '../db/database.ts';
 import type { TaskRow } from '../db/schema.ts';
-import type { DeveloperAccountRow, SuperProfileRow } from '../db/super-tables.ts';
+import type { DeveloperAccountRow } from '../db/super-tables.ts';
 import { AppError } from '../errors.ts';
 import type { Identity } from '../signing/cms/index.ts';
 import { FileSink } from '../signing/data-sink.ts';
@@ -24,8 +24,8 @@ import type { BlobStore } from '../storage/blob-store.ts';
 import { assertBlobKey } from '../storage/blob-keys.ts';
 import { teamNameOf } from '../services/developer-accounts.ts';
 import type { Logger } from '../services/logger.ts';
+import type { SuperAppPlan } from './capability-plan.ts';
 import { ConcatSource } from './concat-source.ts';
-import { SUPER_APP_ID } from './constants.ts';
 import type { DeviceBuildSigner } from './device-signer.ts';
 
 export interface IncrementalBuildsOptions {
@@ -64,15 +64,16 @@ export class IncrementalBuilds {
   }
 
   /**
-   * The device build of (task, profile) with the account's identity, or null when the profile
-   * cannot be applied incrementally (the caller then re-signs the whole app).
+   * The device build of (task, profiles) with the account's identity (one profile per App ID of
+   * the plan), or null when the profiles cannot be applied incrementally (the caller then
+   * re-signs the whole app).
    */
-  async build(task: TaskRow, account: DeveloperAccountRow, profile: SuperProfileRow, buildId: string, signal?: AbortSignal): Promise<IncrementalBuild | null> {
-    const loaded = await this.#template(task, account, signal);
+  async build(task: TaskRow, account: DeveloperAccountRow, plan: SuperAppPlan, profiles: Buffer[], buildId: string, signal?: AbortSignal): Promise<IncrementalBuild | null> {
+    const loaded = await this.#template(task, account, plan, signal);
     const [{ signForProfile }, { parseProvisioningProfile }] = await Promise.all([import('../signing/ios/resign-incremental/index.ts'), import('../signing/ios/profile/index.ts')]);
     let part;
     try {
-      part = signForProfile(loaded.template, { identity: loaded.identity, profile: parseProvisioningProfile(Buffer.from(profile.content_b64, 'base64')) });
+      part = signForProfile(loaded.template, { identity: loaded.identity, profile: profiles.map((p) => parseProvisioningProfile(p)) });
     } catch (error) {
       if (error instanceof SigningError && error.code === 'incremental_template_mismatch') {
         this.#options.logger.info({ task_id: task.id, reason: error.message }, 'profile not applicable incrementally; re-signing the whole app');
@@ -104,7 +105,7 @@ export class IncrementalBuilds {
     }
   }
 
-  #template(task: TaskRow, account: DeveloperAccountRow, signal?: AbortSignal): Promise<LoadedTemplate> {
+  #template(task: TaskRow, account: DeveloperAccountRow, plan: SuperAppPlan, signal?: AbortSignal): Promise<LoadedTemplate> {
     const key = `${task.id}:${account.id}:${account.certificate_fingerprint}`;
     let loading = this.#templates.get(key);
     if (loading) {
@@ -112,14 +113,14 @@ export class IncrementalBuilds {
       this.#templates.set(key, loading); // most recently used last
       return loading;
     }
-    loading = this.#load(task, account, signal);
+    loading = this.#load(task, account, plan, signal);
     this.#templates.set(key, loading);
     loading.catch(() => this.#templates.delete(key));
     while (this.#templates.size > (this.#options.maxTemplates ?? 4)) this.#templates.delete(this.#templates.keys().next().value!);
     return loading;
   }
 
-  async #load(task: TaskRow, account: DeveloperAccountRow, signal?: AbortSignal): Promise<LoadedTemplate> {
+  async #load(task: TaskRow, account: DeveloperAccountRow, plan: SuperAppPlan, signal?: AbortSignal): Promise<LoadedTemplate> {
     const { db, blobs, engine } = this.#options;
     const { buildIncrementalTemplate } = await import('../signing/ios/resign-incremental/index.ts');
     const secrets = db.repos.developerAccounts.secrets(account);
@@ -143,7 +144,7 @@ export class IncrementalBuilds {
       let template = task.artifact_blob_key ? await blobs.withLocalFile(task.artifact_blob_key, fromPrepared).catch(() => null) : null;
       if (!template?.signerCertificate?.equals(identity.certificate)) {
         await blobs.withLocalFile(task.input_blob_key, (inputPath) =>
-          engine.prepare({ inputPath, outputPath: preparedPath, p12: secrets.p12, password: secrets.p12Password, teamId: account.team_id, teamName: teamNameOf(account), appIdPattern: SUPER_APP_ID, ...(signal ? { signal } : {}) }),
+          engine.prepare({ inputPath, outputPath: preparedPath, p12: secrets.p12, password: secrets.p12Password, teamId: account.team_id, teamName: teamNameOf(account), plan, ...(signal ? { signal } : {}) }),
         );
         template = await fromPrepared(preparedPath);
       }

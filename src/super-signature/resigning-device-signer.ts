@@ -1,8 +1,8 @@
 // The DeviceBuildSigner backed by the iOS re-signer (src/signing/ios/resign, through the iOS
 // task signer's resignIpaFile: re-sign into a partial file, verify with `signet verify`'s checks,
 // rename). Every device build is a whole-app re-sign of the task's upload for the device's ad-hoc
-// profile; a super task's prepared build is the same re-sign with a template profile
-// (template-profile.ts). Apple's .p12 exports carry no intermediates, so the chain is completed
+// profiles (one per App ID: each bundle takes the one covering it); a super task's prepared
+// build is the same re-sign with one template profile per App ID (template-profile.ts). Apple's .p12 exports carry no intermediates, so the chain is completed
 // from SIGNET_APPLE_CA_DIR. Engines load on first use.
 import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -26,10 +26,10 @@ export function resigningDeviceSigner(options: ResigningDeviceSignerOptions = {}
     return completeAppleChain(await loadIdentity(p12, { password }), { caCertificates: await caCertificates });
   };
 
-  const resign = async (inputPath: string, outputPath: string, identity: Identity, profile: ProvisioningProfile, signal?: AbortSignal) => {
+  const resign = async (inputPath: string, outputPath: string, identity: Identity, profiles: ProvisioningProfile[], signal?: AbortSignal) => {
     const { resignIpaFile, asVerificationFailure } = await import('../services/signers/ios.ts');
     try {
-      return await resignIpaFile(inputPath, outputPath, { identity, profiles: [profile], ...(options.workers === undefined ? {} : { workers: options.workers }), ...(signal ? { signal } : {}) });
+      return await resignIpaFile(inputPath, outputPath, { identity, profiles, ...(options.workers === undefined ? {} : { workers: options.workers }), ...(signal ? { signal } : {}) });
     } catch (error) {
       throw asVerificationFailure(error);
     }
@@ -39,7 +39,7 @@ export function resigningDeviceSigner(options: ResigningDeviceSignerOptions = {}
     async sign(request: DeviceBuildRequest): Promise<DeviceBuildResult> {
       const { parseProvisioningProfile } = await import('../signing/ios/profile/index.ts');
       const identity = await identityOf(request.p12, request.password);
-      const { verification } = await resign(request.inputPath, request.outputPath, identity, parseProvisioningProfile(request.profile), request.signal);
+      const { verification } = await resign(request.inputPath, request.outputPath, identity, request.profiles.map((p) => parseProvisioningProfile(p)), request.signal);
       return { mode: 'full', verification: verification.bundles.map((b) => `${b.path || 'app'}: verified`) };
     },
 
@@ -47,13 +47,13 @@ export function resigningDeviceSigner(options: ResigningDeviceSignerOptions = {}
 
     async prepare(request: PrepareRequest): Promise<PrepareResult> {
       const { parseProvisioningProfile } = await import('../signing/ios/profile/index.ts');
-      const { buildTemplateProfile } = await import('./template-profile.ts');
+      const { templateProfiles } = await import('./template-profile.ts');
       const identity = await identityOf(request.p12, request.password);
-      const template = buildTemplateProfile({ identity, teamId: request.teamId, teamName: request.teamName, bundleId: request.appIdPattern });
-      const { result } = await resign(request.inputPath, request.outputPath, identity, parseProvisioningProfile(template), request.signal);
+      const templates = templateProfiles({ identity, teamId: request.teamId, teamName: request.teamName, plan: request.plan });
+      const { result } = await resign(request.inputPath, request.outputPath, identity, templates.map((t) => parseProvisioningProfile(t)), request.signal);
       return {
         app: result.app,
-        verification: [`prepared: ${result.bundles.length} bundle(s) signed for team ${request.teamId} with a template profile; each device gets its own build`],
+        verification: [`prepared: ${result.bundles.length} bundle(s) signed for team ${request.teamId} with ${templates.length} template profile(s); each device gets its own build`],
       };
     },
   };

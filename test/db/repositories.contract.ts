@@ -16,6 +16,25 @@ export interface RepositoryBackend {
 const rejectsWithCode = (promise: Promise<unknown>, code: string) =>
   assert.rejects(promise, (error: unknown) => error instanceof AppError && error.code === code);
 
+const developerAccountInput = (accountId: string) => ({
+  accountId,
+  name: null,
+  issuerId: '00000000-0000-0000-0000-000000000000',
+  keyId: 'KEY0000001',
+  p8Pem: 'pem',
+  p12: Buffer.from('p12'),
+  p12Password: 'pw',
+  teamId: 'TEAM000001',
+  certificate: { subject: 'CN=x', serial: '1', fingerprint: 'f', notAfter: new Date(Date.now() + 86_400_000) },
+  ascCertificateId: 'CERT1',
+  slotsPerClass: 100,
+  bundleIds: [],
+  health: 'ok' as const,
+  healthDetail: null,
+});
+
+const profileMetadata = (uuid: string, appId: string) => ({ name: `Profile ${uuid}`, uuid, appId, type: 'enterprise', teamId: appId.split('.')[0]!, expiresAt: new Date('2030-01-01T00:00:00Z'), entitlements: { 'aps-environment': 'production' } });
+
 export function describeRepositoryContract(backend: RepositoryBackend): void {
   describe(`repositories on ${backend.name}`, () => {
     let db: Db;
@@ -229,22 +248,74 @@ export function describeRepositoryContract(backend: RepositoryBackend): void {
         name: 'Enterprise',
         material: Buffer.from('P12-BYTES-SECRET'),
         password: 'hunter2-password',
-        profile: Buffer.from('PROFILE-BYTES'),
-        metadata: { subject: 'CN=iPhone Distribution', teamId: 'ABCDE12345', fingerprint: 'ef'.repeat(32), notBefore: null, notAfter: new Date('2030-01-01T00:00:00Z'), profileName: 'Prof', profileExpiresAt: new Date('2029-01-01T00:00:00Z') },
+        metadata: { subject: 'CN=iPhone Distribution', teamId: 'ABCDE12345', fingerprint: 'ef'.repeat(32), notBefore: null, notAfter: new Date('2030-01-01T00:00:00Z') },
       });
-      const stored = JSON.stringify(await db.kysely.selectFrom('certificates').selectAll().where('id', '=', ios.id).executeTakeFirst());
+      const { profile } = await db.repos.certificateProfiles.add({ accountId: acc.id, certificateId: ios.id, bytes: Buffer.from('PROFILE-BYTES'), metadata: profileMetadata('UUID-1', 'ABCDE12345.com.example.app') });
+      const stored = JSON.stringify([await db.kysely.selectFrom('certificates').selectAll().where('id', '=', ios.id).executeTakeFirst(), await db.kysely.selectFrom('certificate_profiles').selectAll().execute()]);
       for (const plain of ['P12-BYTES-SECRET', 'hunter2-password', 'PROFILE-BYTES']) {
         assert.ok(!stored.includes(plain) && !stored.includes(Buffer.from(plain).toString('base64')), `${plain} stored in clear`);
       }
       const found = await db.repos.certificates.find(acc.id, ios.id);
       assert.equal(found?.not_after, '2030-01-01T00:00:00.000Z');
-      assert.deepEqual(db.repos.certificates.credential(found!), { kind: 'ios_enterprise', p12: Buffer.from('P12-BYTES-SECRET'), password: 'hunter2-password', profile: Buffer.from('PROFILE-BYTES') });
+      const profiles = (await db.repos.certificateProfiles.list(acc.id, ios.id)).map((p) => ({ id: p.id, bytes: db.repos.certificateProfiles.open(p) }));
+      assert.deepEqual(db.repos.certificates.credential(found!, profiles), { kind: 'ios_enterprise', p12: Buffer.from('P12-BYTES-SECRET'), password: 'hunter2-password', profiles: [{ id: profile.id, bytes: Buffer.from('PROFILE-BYTES') }] });
+      assert.throws(() => db.repos.certificates.credential(found!, []), (error: unknown) => error instanceof AppError && error.code === 'certificate_profile_required');
       const android = await db.repos.certificates.create({ accountId: acc.id, kind: 'android', name: null, material: Buffer.from('JKS'), password: 'store', keyPassword: 'key', keyAlias: 'upload', metadata: { subject: 'CN=x', teamId: null, fingerprint: '01'.repeat(32), notBefore: null, notAfter: null } });
       assert.deepEqual(db.repos.certificates.credential(android), { kind: 'android', keystore: Buffer.from('JKS'), certificate: null, password: 'store', keyPassword: 'key', alias: 'upload' });
       const swapped = { ...android, password_sealed: ios.password_sealed };
       assert.throws(() => db.repos.certificates.credential(swapped), (error: unknown) => error instanceof AppError && error.code === 'internal_error');
+      const moved = { ...profile, id: 'prf_other' };
+      assert.throws(() => db.repos.certificateProfiles.open(moved), (error: unknown) => error instanceof AppError && error.code === 'internal_error', 'a profile sealed for one row does not open as another');
       const kinds = await db.repos.certificates.list(acc.id, { kind: 'android' });
       assert.deepEqual(kinds.items.map((c) => c.id), [android.id]);
+    });
+
+    test('certificate profiles: several per certificate, one row per UUID, the last one kept', async () => {
+      const acc = await account();
+      const cert = await db.repos.certificates.create({ accountId: acc.id, kind: 'ios_enterprise', name: null, material: Buffer.from('p12'), metadata: { subject: null, teamId: 'T', fingerprint: '03'.repeat(32), notBefore: null, notAfter: null } });
+      const add = (uuid: string, appId: string) => db.repos.certificateProfiles.add({ accountId: acc.id, certificateId: cert.id, bytes: Buffer.from(uuid), metadata: profileMetadata(uuid, appId) });
+      const [first, second] = await Promise.all([add('UUID-A', 'T.com.example.app'), add('UUID-B', 'T.com.example.app.share')]);
+      assert.ok(first.created && second.created);
+      const [againA, againB] = await Promise.all([add('UUID-A', 'T.com.example.app'), add('UUID-A', 'T.com.example.app')]);
+      assert.equal(againA.created || againB.created, false);
+      assert.equal(againA.profile.id, first.profile.id);
+      const listed = await db.repos.certificateProfiles.list(acc.id, cert.id);
+      assert.deepEqual(listed.map((p) => p.uuid).sort(), ['UUID-A', 'UUID-B']);
+      assert.deepEqual(JSON.parse(listed[0]!.entitlements_json!), { 'aps-environment': 'production' });
+      const other = await account();
+      assert.deepEqual(await db.repos.certificateProfiles.list(other.id, cert.id), [], 'foreign account');
+      assert.equal(await db.repos.certificateProfiles.find(other.id, cert.id, first.profile.id), null);
+      assert.equal((await db.repos.certificateProfiles.listForCertificates(acc.id, [cert.id])).get(cert.id)?.length, 2);
+
+      const up = await upload(acc.id);
+      const task = await db.repos.tasks.create(taskInput(acc.id, up.id, { certificateId: cert.id }));
+      await rejectsWithCode(db.repos.certificateProfiles.delete(acc.id, cert.id, first.profile.id), 'certificate_in_use');
+      await db.repos.tasks.finish(task.id, { status: 'canceled' });
+      // Two concurrent removals of the last two profiles: exactly one wins, one profile stays.
+      const outcomes = await Promise.allSettled([db.repos.certificateProfiles.delete(acc.id, cert.id, first.profile.id), db.repos.certificateProfiles.delete(acc.id, cert.id, second.profile.id)]);
+      assert.equal(outcomes.filter((o) => o.status === 'fulfilled' && o.value === true).length, 1);
+      const refused = outcomes.find((o) => o.status === 'rejected') as PromiseRejectedResult | undefined;
+      assert.ok(refused && refused.reason instanceof AppError && refused.reason.code === 'certificate_profile_required', String(refused?.reason));
+      assert.equal((await db.repos.certificateProfiles.list(acc.id, cert.id)).length, 1);
+      assert.equal(await db.repos.certificateProfiles.delete(acc.id, cert.id, 'prf_missing'), false);
+      await db.repos.certificates.delete(acc.id, cert.id);
+      assert.equal((await db.kysely.selectFrom('certificate_profiles').select('id').where('certificate_id', '=', cert.id).execute()).length, 0, 'profiles go with their certificate');
+    });
+
+    test('developer App IDs: concurrent records meet on one row; capability changes are dated', async () => {
+      const acc = await account();
+      const dev = await db.repos.developerAccounts.create(developerAccountInput(acc.id));
+      const record = (capabilities: string[], changed: boolean) =>
+        db.repos.developerAppIds.record({ developerAccountId: dev.id, identifier: 'com.example.app', state: 'registered', ascBundleId: 'BID1', capabilities, changed, detail: null });
+      const rows = await Promise.all([record(['PUSH_NOTIFICATIONS'], true), record(['PUSH_NOTIFICATIONS', 'ASSOCIATED_DOMAINS'], true), record(['PUSH_NOTIFICATIONS'], false)]);
+      assert.equal(new Set(rows.map((r) => r.id)).size, 1, 'one row per (account, identifier)');
+      const changedAt = (await db.repos.developerAppIds.find(dev.id, 'com.example.app'))!.capabilities_changed_at;
+      assert.ok(changedAt);
+      const later = await record(['ASSOCIATED_DOMAINS', 'PUSH_NOTIFICATIONS'], false);
+      assert.equal(later.capabilities_changed_at, changedAt, 'an unchanged record keeps the date');
+      assert.deepEqual(JSON.parse(later.capabilities_json), ['ASSOCIATED_DOMAINS', 'PUSH_NOTIFICATIONS']);
+      await db.repos.developerAppIds.record({ developerAccountId: dev.id, identifier: 'com.taken.app', state: 'unavailable', ascBundleId: null, capabilities: [], changed: false, detail: 'another team' });
+      assert.deepEqual(await db.repos.developerAppIds.unavailable(dev.id, ['com.example.app', 'com.taken.app', 'com.unknown']), ['com.taken.app']);
     });
 
     test('certificates: deletion is refused while an active task uses it', async () => {

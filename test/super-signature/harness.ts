@@ -78,18 +78,18 @@ export async function startSuperHarness(name: string, options: { release?: boole
 }
 
 /** Upload → super task → succeeded → its distribution. */
-export async function superRelease(api: Api, name: string): Promise<{ task: any; distribution: any }> {
-  const task = await superTask(api, name);
+export async function superRelease(api: Api, name: string, ipa?: Buffer): Promise<{ task: any; distribution: any }> {
+  const task = await superTask(api, name, ipa);
   assert.equal(task.status, 'succeeded', JSON.stringify(task.error));
   const distribution = await api.get(`/v1/tasks/${task.task_id}/distribution`);
   assert.equal(distribution.status, 200, JSON.stringify(distribution.body));
   return { task, distribution: distribution.body.data };
 }
 
-/** Upload → super task → its terminal state. */
-export async function superTask(api: Api, name: string): Promise<any> {
-  const app = generatedApp(`super-${name}`, { bundleId: 'com.signet.superapp' });
-  const upload = await api.upload('superapp.ipa', app.bytes);
+/** Upload → super task → its terminal state. `ipa`: the package (default: a generated app). */
+export async function superTask(api: Api, name: string, ipa?: Buffer): Promise<any> {
+  const bytes = ipa ?? generatedApp(`super-${name}`, { bundleId: 'com.signet.superapp' }).bytes;
+  const upload = await api.upload('superapp.ipa', bytes);
   assert.equal(upload.status, 200, JSON.stringify(upload.body));
   const created = await api.post('/v1/tasks/create', { file_key: upload.body.data.file_key, cert_type: 'super' });
   assert.equal(created.status, 200, JSON.stringify(created.body));
@@ -152,4 +152,25 @@ export async function page(h: SuperHarness, query = ''): Promise<string> {
   const response = await fetch(`${h.server.url}/d/${h.slug}${query}`, { headers: { 'user-agent': IPHONE_UA } });
   assert.equal(response.status, 200);
   return response.text();
+}
+
+/** Makes `ipa` the harness's release: a super task that succeeded, and its install page. */
+export async function releaseApp(h: SuperHarness, name: string, ipa: Buffer): Promise<void> {
+  const { task, distribution } = await superRelease(h.api, name, ipa);
+  h.task = task;
+  h.slug = new URL(distribution.url).pathname.split('/').pop()!;
+}
+
+/** The .ipa a ready enrollment's device installs, through the page's manifest like iOS. */
+export async function deviceBuild(h: SuperHarness, enrollmentId: string): Promise<Buffer> {
+  const ready = await page(h, `?enrollment=${enrollmentId}`);
+  const link = /href="(itms-services:[^"]+)"/.exec(ready)?.[1]?.replace(/&amp;/g, '&');
+  assert.ok(link, 'install button');
+  const manifestUrl = new URL(decodeURIComponent(new URL(link.replace('itms-services://', 'https://x/')).searchParams.get('url')!));
+  const manifest = plistToJs(parsePlist(Buffer.from(await (await fetch(`${h.server.url}${manifestUrl.pathname}${manifestUrl.search}`)).arrayBuffer())).value) as any;
+  const asset = manifest.items[0].assets.find((a: any) => a.kind === 'software-package');
+  const ipaUrl = new URL(asset.url);
+  const response = await fetch(`${h.server.url}${ipaUrl.pathname}${ipaUrl.search}`);
+  assert.equal(response.status, 200);
+  return Buffer.from(await response.arrayBuffer());
 }

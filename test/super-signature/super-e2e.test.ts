@@ -117,7 +117,9 @@ describe('super signature end to end', needsAscSpec(), () => {
       workDir: path.join(h.server.dataDir, 'tmp', 'restart'),
       logger: { info() {}, warn() {}, error() {}, debug() {} } as never,
     });
-    const build = await fresh.build(task, account, profile, 'sbd_restartcheck0000000000');
+    const plan = JSON.parse((await db.repos.superSignature.findPlan(task.id))!);
+    assert.equal(plan.mode, 'wildcard', 'an app that needs no capability keeps the wildcard App ID');
+    const build = await fresh.build(task, account, plan, [Buffer.from(profile.content_b64, 'base64')], 'sbd_restartcheck0000000000');
     assert.ok(build);
     assert.equal(build.sharedKey, template.shared_blob_key);
     assert.equal(build.sharedSize, template.shared_size);

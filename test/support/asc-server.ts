@@ -8,88 +8,28 @@
 // Reproduced pitfalls: ES256 JWT checks (kid, typ, aud, iss, ≤ 20 min lifetime), case-insensitive
 // duplicate UDIDs (409 "already exists"), per-class device caps counting every device ever added,
 // a review mode that makes new devices PROCESSING, a global bundle id registry shared by teams
-// (409 "not available") with a substring filter[identifier], unique profile names, ad-hoc profiles
-// needing ENABLED devices and a current certificate, revoked keys and certificates, rate limits
-// (X-Rate-Limit, 429) and injected failures. Profiles are real CMS-signed .mobileprovision files
-// made by the test PKI, so the code under test parses them as in production.
-import { X509Certificate, generateKeyPairSync, randomBytes, randomUUID, type KeyObject } from 'node:crypto';
+// (409 "not available") with a substring filter[identifier], capabilities per App ID (409 when
+// already enabled or on a wildcard; new explicit App IDs start with In-App Purchase and Game
+// Center, as in the portal), unique profile names, ad-hoc profiles needing ENABLED devices and a
+// current certificate, revoked keys and certificates, rate limits (X-Rate-Limit, 429) and
+// injected failures. Profiles are real CMS-signed .mobileprovision files made by the test PKI,
+// granting what their App ID's capabilities grant (asc-capabilities.ts), so the code under test
+// parses them as in production. A request the fake does not implement is a violation as well:
+// nothing unknown passes quietly.
+import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { decodeProtectedHeader, jwtVerify } from 'jose';
+import { capabilityEntitlements, DEFAULT_CAPABILITIES, type FakeCapability } from './asc-capabilities.ts';
 import { AscSpec } from './asc-spec.ts';
-import { testPki, type ProfileOptions } from './pki.ts';
+import { appleDate, FakeTeam, newId, type BundleIdRecord, type CapabilityRecord, type Device, type ProfileRecord } from './asc-team.ts';
+import { testPki } from './pki.ts';
 
 export { needsAscSpec } from './asc-spec.ts';
-
-export interface FakeTeamKey {
-  issuerId: string;
-  keyId: string;
-  privateKeyPem: string;
-}
-
-interface Device { id: string; udid: string; name: string; deviceClass: string; status: string; addedDate: string }
-interface BundleIdRecord { id: string; identifier: string; name: string; team: FakeTeam }
-interface CertificateRecord { id: string; der: Buffer; serialHex: string; type: string; revoked: boolean; expires: string }
-export interface ProfileRecord { id: string; name: string; uuid: string; bundleIdId: string; deviceIds: string[]; certificateIds: string[]; content: Buffer; created: string; expires: string }
-
-export class FakeTeam {
-  readonly teamId: string;
-  readonly key: FakeTeamKey;
-  readonly publicKey: KeyObject;
-  readonly devices: Device[] = [];
-  readonly certificates: CertificateRecord[] = [];
-  readonly profiles: ProfileRecord[] = [];
-  deviceLimit = 100;
-  /** New devices start PROCESSING (Apple reviewing the account) until settle() is called. */
-  reviewMode = false;
-  keyRevoked = false;
-  agreementMissing = false;
-  /** Extra options for the profiles this team's fake makes (e.g. other entitlements). */
-  profileOptions: Partial<ProfileOptions> = {};
-  /** Device class per UDID (upper case); IPHONE when not set (Apple derives it from the hardware). */
-  readonly deviceClasses = new Map<string, string>();
-
-  constructor(teamId: string) {
-    this.teamId = teamId;
-    const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
-    this.publicKey = publicKey;
-    this.key = { issuerId: randomUUID(), keyId: randomBytes(5).toString('hex').toUpperCase(), privateKeyPem: privateKey.export({ format: 'pem', type: 'pkcs8' }).toString() };
-  }
-
-  /** Adds a distribution certificate (DER) to the team, as uploading a CSR in the portal would. */
-  addCertificate(der: Buffer, type = 'IOS_DISTRIBUTION', expires = '2045-01-01T00:00:00.000+00:00'): string {
-    const id = `CERT${randomBytes(4).toString('hex').toUpperCase()}`;
-    this.certificates.push({ id, der, serialHex: new X509Certificate(der).serialNumber.toUpperCase(), type, revoked: false, expires });
-    return id;
-  }
-
-  revokeCertificates(): void {
-    for (const c of this.certificates) c.revoked = true;
-  }
-
-  /** Ends a review: every PROCESSING device becomes `status`. */
-  settle(status: 'ENABLED' | 'INELIGIBLE'): void {
-    for (const d of this.devices) if (d.status === 'PROCESSING') d.status = status;
-  }
-
-  devicesOfClass(deviceClass: string): number {
-    return this.devices.filter((d) => d.deviceClass === deviceClass).length;
-  }
-
-  /** Pre-registers a device (as if added in the portal earlier). */
-  seedDevice(udid: string, deviceClass = 'IPHONE', status = 'ENABLED'): void {
-    this.devices.push({ id: newId('DEV'), udid, name: `seed ${udid.slice(0, 6)}`, deviceClass, status, addedDate: appleDate(new Date(), true) });
-  }
-}
+export { FakeTeam, type BundleIdRecord, type CapabilityRecord, type FakeTeamKey, type ProfileRecord } from './asc-team.ts';
 
 export interface RecordedRequest { method: string; path: string; query: Record<string, string>; body: unknown; team: string | null; token: string | null }
 
 type Reply = { status: number; body?: unknown; headers?: Record<string, string> };
-
-const newId = (prefix: string) => `${prefix}${randomBytes(5).toString('hex').toUpperCase()}`;
-/** Apple's two date spellings (§3.2.2); the fake alternates them so clients parse both. */
-function appleDate(date: Date, colon: boolean): string {
-  return date.toISOString().replace('Z', colon ? '+00:00' : '+0000');
-}
 
 const error = (status: number, code: string, title: string, detail: string): Reply => ({
   status,
@@ -107,6 +47,8 @@ export class FakeAppStoreConnect {
   readonly failNext: number[] = [];
   /** Artificial latency of device registration, to widen race windows in concurrency tests. */
   registrationDelayMs = 0;
+  /** Artificial latency of bundle id and capability registration (same purpose). */
+  bundleIdDelayMs = 0;
   url = '';
   #server: Server | null = null;
   readonly #spec = new AscSpec();
@@ -136,6 +78,18 @@ export class FakeAppStoreConnect {
 
   profilesOf(team: FakeTeam): ProfileRecord[] {
     return team.profiles;
+  }
+
+  /** The team's App ID with this identifier, if it has one. */
+  bundleIdOf(team: FakeTeam, identifier: string): BundleIdRecord | undefined {
+    return this.bundleIds.find((b) => b.team === team && b.identifier === identifier);
+  }
+
+  /** Registers an App ID for a team directly (as the portal would), e.g. to make it taken. */
+  seedBundleId(team: FakeTeam, identifier: string): BundleIdRecord {
+    const record: BundleIdRecord = { id: newId('BID'), identifier, name: `seed ${identifier}`, team, capabilities: [] };
+    this.bundleIds.push(record);
+    return record;
   }
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -269,16 +223,36 @@ export class FakeAppStoreConnect {
         const needle = q.get('filter[identifier]');
         return this.#page(mine.filter((b) => needle === null || b.identifier.includes(needle)).map(resource), q, '/v1/bundleIds');
       }
+      const bundle = mine.find((b) => b.id === id);
+      if (method === 'GET' && segments[3] === undefined) return bundle ? { status: 200, body: { data: resource(bundle), links: self('bundleIds', bundle.id) } } : this.#notFound('bundleIds', id!);
+      if (method === 'GET' && segments[3] === 'bundleIdCapabilities') {
+        if (!bundle) return this.#notFound('bundleIds', id!);
+        return this.#page(bundle.capabilities.map((c) => this.#capabilityResource(c)), q, url.pathname);
+      }
       if (method === 'POST') {
         const { identifier, name } = body.data.attributes as { identifier: string; name: string };
+        if (this.bundleIdDelayMs > 0) await new Promise((r) => setTimeout(r, this.bundleIdDelayMs));
         // Explicit App IDs are unique across all teams; wildcards are per team (Xcode's "XC Wildcard" exists in every team).
         if (this.bundleIds.some((b) => b.identifier === identifier && (!identifier.includes('*') || b.team === team))) {
           return error(409, 'ENTITY_ERROR.ATTRIBUTE.INVALID', 'An attribute value is invalid.', `An App ID with Identifier '${identifier}' is not available. Please enter a different string.`);
         }
-        const b: BundleIdRecord = { id: newId('BID'), identifier, name, team };
+        const b: BundleIdRecord = { id: newId('BID'), identifier, name, team, capabilities: [] };
+        if (!identifier.includes('*')) for (const type of DEFAULT_CAPABILITIES) b.capabilities.push({ id: `${b.id}_${type}`, type, settings: [] });
         this.bundleIds.push(b);
         return { status: 201, body: { data: resource(b), links: self('bundleIds', b.id) } };
       }
+    }
+
+    if (collection === 'bundleIdCapabilities' && method === 'POST') {
+      const { capabilityType, settings } = body.data.attributes as { capabilityType: string; settings?: FakeCapability['settings'] };
+      const bundle = this.bundleIds.find((b) => b.team === team && b.id === body.data.relationships.bundleId.data.id);
+      if (this.bundleIdDelayMs > 0) await new Promise((r) => setTimeout(r, this.bundleIdDelayMs));
+      if (!bundle) return error(409, 'ENTITY_ERROR.RELATIONSHIP.INVALID', 'There is a problem with the request entity', `There is no App ID with ID '${body.data.relationships.bundleId.data.id}' on this team.`);
+      if (bundle.identifier.includes('*')) return error(409, 'ENTITY_ERROR', 'There is a problem with the request entity', `The capability ${capabilityType} cannot be enabled on the wildcard App ID '${bundle.identifier}'.`);
+      if (bundle.capabilities.some((c) => c.type === capabilityType)) return error(409, 'ENTITY_ERROR', 'There is a problem with the request entity', `The capability ${capabilityType} is already enabled for this App ID.`);
+      const record: CapabilityRecord = { id: `${bundle.id}_${capabilityType}`, type: capabilityType, settings: settings ?? [] };
+      bundle.capabilities.push(record);
+      return { status: 201, body: { data: this.#capabilityResource(record), links: { self: `${this.url}/v1/bundleIdCapabilities` } } };
     }
 
     if (collection === 'certificates' && method === 'GET' && id === undefined) {
@@ -303,7 +277,13 @@ export class FakeAppStoreConnect {
         return { status: 204 };
       }
     }
+    // A valid request the fake cannot answer: loud, so a test never passes on a silent 404.
+    this.violations.push(`the fake does not implement ${method} ${url.pathname}`);
     return error(404, 'NOT_FOUND', 'The specified resource does not exist', `The fake does not implement ${method} ${url.pathname}.`);
+  }
+
+  #capabilityResource(c: CapabilityRecord) {
+    return { type: 'bundleIdCapabilities', id: c.id, links: { self: `${this.url}/v1/bundleIdCapabilities/${c.id}` }, attributes: { capabilityType: c.type, settings: c.settings } };
   }
 
   #createProfile(team: FakeTeam, body: any): Reply {
@@ -323,6 +303,8 @@ export class FakeAppStoreConnect {
     const uuid = randomUUID().toUpperCase();
     const created = new Date();
     const expires = new Date(created.getTime() + 365 * 86_400_000);
+    // The profile grants what the App ID's capabilities grant, as Apple's profiles do.
+    const granted = Object.assign({}, ...bundle.capabilities.map((c) => capabilityEntitlements(c, team.teamId)));
     const content = testPki().mobileprovision({
       bundleId: bundle.identifier,
       devices: devices.map((d) => d!.udid),
@@ -333,6 +315,7 @@ export class FakeAppStoreConnect {
       createdAt: created,
       expiresAt: expires,
       ...team.profileOptions,
+      entitlements: { ...granted, ...team.profileOptions.entitlements },
     });
     const record: ProfileRecord = { id: newId('PRF'), name, uuid, bundleIdId: bundle.id, deviceIds, certificateIds, content, created: appleDate(created, true), expires: appleDate(expires, false) };
     team.profiles.push(record);

@@ -45,6 +45,8 @@ export interface ProfileOptions {
   getTaskAllow?: boolean;
   apsEnvironment?: 'development' | 'production';
   applicationGroups?: string[];
+  /** Further entitlements the profile grants (e.g. what an App ID's capabilities add). */
+  entitlements?: { [key: string]: ProfilePlistValue };
   /** Signer of the CMS wrapper; defaults to the test intermediate (as Apple signs with its own CA). */
   signer?: TestIdentity;
 }
@@ -303,7 +305,8 @@ function spawnChecked(command: string, args: string[], input?: string, output?: 
 
 // ---- profile plist ---------------------------------------------------------------------------
 
-type PlistValue = string | number | boolean | Date | Buffer | PlistValue[] | { [key: string]: PlistValue };
+export type ProfilePlistValue = string | number | boolean | Date | Buffer | ProfilePlistValue[] | { [key: string]: ProfilePlistValue };
+type PlistValue = ProfilePlistValue;
 
 function escapeXml(s: string): string {
   return s.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -331,6 +334,7 @@ function buildProfilePlist(options: ProfileOptions, defaultCertificate: Buffer):
   };
   if (options.apsEnvironment !== undefined) entitlements['aps-environment'] = options.apsEnvironment;
   if (options.applicationGroups !== undefined) entitlements['com.apple.security.application-groups'] = options.applicationGroups;
+  Object.assign(entitlements, options.entitlements);
   const profile: { [key: string]: PlistValue } = {
     AppIDName: `Signet Test ${options.bundleId}`,
     ApplicationIdentifierPrefix: [teamId],

@@ -1,4 +1,4 @@
-// Signing credentials. Private material, passwords and profiles are sealed before insert and only
+// Signing credentials. Private material and passwords are sealed before insert and only
 // opened by `credential()`, i.e. by the worker right before signing; listings never decrypt.
 import type { Kysely } from 'kysely';
 import { AppError } from '../../errors.ts';
@@ -9,7 +9,7 @@ import type { CertificateRow, Database } from '../schema.ts';
 import type { SecretBox } from '../secret-box.ts';
 import { before, decodeCursor, nowIso, pageLimit, toPage } from './pagination.ts';
 
-type SealedColumn = 'material_sealed' | 'certificate_sealed' | 'password_sealed' | 'key_password_sealed' | 'profile_sealed';
+type SealedColumn = 'material_sealed' | 'certificate_sealed' | 'password_sealed' | 'key_password_sealed';
 
 // The row id and column are bound into each ciphertext (GCM additional data), so sealed values
 // cannot be swapped between columns or certificates.
@@ -38,16 +38,17 @@ export function certificateRepository(db: Kysely<Database>, box: SecretBox): Cer
         password_sealed: seal(id, 'password_sealed', input.password),
         key_password_sealed: seal(id, 'key_password_sealed', input.keyPassword),
         key_alias: input.keyAlias ?? null,
-        profile_sealed: seal(id, 'profile_sealed', input.profile),
+        // Profiles live in certificate_profiles since migration 0008.
+        profile_sealed: null,
         subject: m.subject,
         team_id: m.teamId,
         fingerprint: m.fingerprint,
         not_before: iso(m.notBefore),
         not_after: iso(m.notAfter),
-        profile_name: m.profileName ?? null,
-        profile_app_id: m.profileAppId ?? null,
-        profile_type: m.profileType ?? null,
-        profile_expires_at: iso(m.profileExpiresAt),
+        profile_name: null,
+        profile_app_id: null,
+        profile_type: null,
+        profile_expires_at: null,
         created_at: nowIso(),
       };
       await db.insertInto('certificates').values(row).execute();
@@ -99,14 +100,13 @@ export function certificateRepository(db: Kysely<Database>, box: SecretBox): Cer
       return false;
     },
 
-    credential(row) {
+    credential(row, profiles = []) {
       const material = open(row, 'material_sealed');
       if (material === null) throw new AppError('internal_error', `certificate ${row.id} has no key material`);
       const text = (column: SealedColumn): string | null => open(row, column)?.toString('utf8') ?? null;
       if (row.kind === 'ios_enterprise') {
-        const profile = open(row, 'profile_sealed');
-        if (profile === null) throw new AppError('internal_error', `certificate ${row.id} has no provisioning profile`);
-        return { kind: 'ios_enterprise', p12: material, password: text('password_sealed') ?? '', profile } satisfies Credential;
+        if (profiles.length === 0) throw new AppError('certificate_profile_required', `Certificate ${row.id} has no provisioning profile; attach one with POST /v1/certificates/${row.id}/profiles.`);
+        return { kind: 'ios_enterprise', p12: material, password: text('password_sealed') ?? '', profiles: profiles.map((p) => ({ id: p.id, bytes: p.bytes })) } satisfies Credential;
       }
       return {
         kind: 'android',

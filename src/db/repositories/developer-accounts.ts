@@ -18,7 +18,7 @@ import { nowIso } from './pagination.ts';
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 
 /** `prefix_` + 22 base62 characters, like src/db/ids.ts newId (whose prefix list is closed). */
-export function superId(prefix: 'dac' | 'ddv' | 'spf' | 'sbd' | 'enr' | 'stp'): string {
+export function superId(prefix: 'dac' | 'ddv' | 'dai' | 'spf' | 'sbd' | 'enr' | 'stp'): string {
   let out = '';
   while (out.length < 22) for (const byte of randomBytes(32)) if (byte < 248 && out.length < 22) out += BASE62[byte % 62];
   return `${prefix}_${out}`;

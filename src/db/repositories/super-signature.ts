@@ -28,6 +28,8 @@ export interface NewSuperProfile {
   content: Buffer;
   udids: string[];
   expiresAt: Date;
+  /** The group's first profile (the app's); absent for the first of a group or a lone profile. */
+  groupId?: string | null;
 }
 
 export interface SuperSignatureRepository {
@@ -48,6 +50,12 @@ export interface SuperSignatureRepository {
    */
   supersedeOlderProfiles(profile: SuperProfileRow): Promise<SuperProfileRow[]>;
   findProfile(id: string): Promise<SuperProfileRow | null>;
+  /** The profiles made together with `profile` for one app (itself included), oldest first. */
+  profileGroup(profile: SuperProfileRow): Promise<SuperProfileRow[]>;
+  /** Records a super task's App ID plan (JSON); the first one recorded wins. */
+  savePlan(taskId: string, planJson: string): Promise<string>;
+  /** The plan recorded for a task, or null (tasks signed before plans existed use the wildcard). */
+  findPlan(taskId: string): Promise<string | null>;
   /** Profiles of a bucket replaced by newer ones (to delete at Apple). */
   supersededProfiles(developerAccountId: string): Promise<SuperProfileRow[]>;
   /** The build for (task, profile), created in state `signing` when missing; `created` tells which. */
@@ -150,10 +158,38 @@ export function superSignatureRepository(db: Kysely<Database>): SuperSignatureRe
         udids_json: JSON.stringify(input.udids),
         expires_at: nowIso(input.expiresAt),
         superseded_at: null,
+        group_id: input.groupId ?? null,
         created_at: nowIso(),
       };
       await db.insertInto('super_profiles').values(row).execute();
       return row;
+    },
+
+    async profileGroup(profile) {
+      const groupId = profile.group_id ?? profile.id;
+      return db
+        .selectFrom('super_profiles')
+        .selectAll()
+        .where((eb) => eb.or([eb('id', '=', groupId), eb('group_id', '=', groupId)]))
+        .orderBy('created_at', 'asc')
+        .orderBy('id', 'asc')
+        .execute();
+    },
+
+    async savePlan(taskId, planJson) {
+      try {
+        await db.insertInto('super_task_plans').values({ task_id: taskId, plan_json: planJson, created_at: nowIso() }).execute();
+        return planJson;
+      } catch (error) {
+        // A re-run of the task recorded one first: keep it (the first run's devices use it).
+        const existing = await db.selectFrom('super_task_plans').select('plan_json').where('task_id', '=', taskId).executeTakeFirst();
+        if (existing) return existing.plan_json;
+        throw error;
+      }
+    },
+
+    async findPlan(taskId) {
+      return (await db.selectFrom('super_task_plans').select('plan_json').where('task_id', '=', taskId).executeTakeFirst())?.plan_json ?? null;
     },
 
     async supersedeOlderProfiles(profile) {

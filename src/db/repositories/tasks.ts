@@ -40,6 +40,8 @@ export function taskRepository(db: Kysely<Database>): TaskRepository {
         artifact_size: null,
         artifact_sha256: null,
         verification_json: null,
+        bundles_json: null,
+        warnings_json: null,
         created_at: now,
         updated_at: now,
         started_at: null,
@@ -102,6 +104,8 @@ export function taskRepository(db: Kysely<Database>): TaskRepository {
             app_version: outcome.app.version,
             app_build: outcome.app.build,
             verification_json: JSON.stringify(outcome.verification),
+            bundles_json: outcome.bundles === undefined ? null : JSON.stringify(outcome.bundles),
+            warnings_json: outcome.warnings === undefined ? null : JSON.stringify(outcome.warnings),
           };
           break;
         case 'failed':

@@ -8,6 +8,7 @@ import { type MultipartForm, readMultipartForm } from '../multipart-form.ts';
 import { principalOf } from '../plugins/auth.ts';
 import { envelope, responses } from '../schemas/common.ts';
 import { Certificate, IdParam } from '../schemas/resources.ts';
+import { certificateProfileRoutes } from './certificate-profiles.ts';
 
 const MAX_FILE_BYTES = 1024 * 1024;
 const FILE_FIELDS = ['file', 'profile', 'certificate'] as const;
@@ -49,7 +50,8 @@ export function certificateRoutes(app: FastifyInstance, certificates: Certificat
           'Multipart form. `kind`: `ios_enterprise` or `android`. `file`: .p12/.pfx (iOS, Android), .jks (Android) or a PEM with the private key ' +
           'and certificate (Android; or the key alone plus a `certificate` file). `password`: the file\'s password. `key_password`: the key\'s own ' +
           'password when it differs (JKS). `alias`: which keystore entry (default: the only/first key). `profile`: the .mobileprovision (iOS, required). ' +
-          '`name`: a label. The key, passwords and profile are encrypted at rest (AES-256-GCM).',
+          '`name`: a label. The key, passwords and profile are encrypted at rest (AES-256-GCM). ' +
+          'More profiles (extensions with their own App IDs) are attached with POST /v1/certificates/{certificate_id}/profiles.',
         consumes: ['multipart/form-data'],
         response: responses(envelope(Certificate), [
           'certificate_password_incorrect',
@@ -109,4 +111,6 @@ export function certificateRoutes(app: FastifyInstance, certificates: Certificat
       return { code: 200, data: { id: certificate_id, deleted: true as const } };
     },
   );
+
+  certificateProfileRoutes(app, certificates);
 }

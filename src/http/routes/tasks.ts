@@ -27,13 +27,15 @@ export function taskRoutes(app: FastifyInstance, tasks: TaskService): void {
           'cert_type_unsupported',
           'certificate_required',
           'certificate_not_found',
+          'profile_not_found',
+          'bundle_id_mismatch',
           'idempotency_conflict',
           'unsupported_media_type',
         ]),
       },
     },
     async (request) => {
-      const body = request.body as { file_key: string; cert_type: 'enterprise' | 'super'; certificate_id?: string; callback_url?: string };
+      const body = request.body as { file_key: string; cert_type: 'enterprise' | 'super'; certificate_id?: string; callback_url?: string; profiles?: Record<string, string> };
       const key = request.headers['idempotency-key'];
       const created = await tasks.create(principalOf(request), body, typeof key === 'string' ? key : null);
       return { code: 200, data: created };

@@ -37,6 +37,47 @@ export const WebhookDelivery = Type.Object(
   { additionalProperties: false },
 );
 
+export const TaskBundle = Type.Object(
+  {
+    path: Type.String({ description: 'The bundle in the .ipa, e.g. `Payload/A.app/PlugIns/Share.appex/`.' }),
+    bundle_id: Type.String(),
+    application_identifier: Type.String({ description: 'The App ID it was signed for: `TEAMID.com.example.app`, or a wildcard such as `TEAMID.*`.' }),
+    profile: Type.Union(
+      [
+        Type.Object(
+          {
+            id: NullableString('The certificate profile (`prf_…`).'),
+            name: Type.String(),
+            uuid: Type.String(),
+            type: Type.String({ description: '`enterprise`, `ad-hoc`, `development` or `app-store`.' }),
+            expires_at: Timestamp,
+          },
+          { additionalProperties: false },
+        ),
+        Type.Null(),
+      ],
+      { description: 'Enterprise: the profile that signed the bundle. Super signature: null (each device gets its own ad-hoc profile).' },
+    ),
+    capabilities: Type.Array(Type.String(), { description: 'Super signature: the App Store Connect capabilities enabled on the bundle\'s App ID.' }),
+  },
+  { additionalProperties: false },
+);
+
+export const TaskWarning = Type.Object(
+  {
+    code: Type.Literal('entitlement_left_out'),
+    message: Type.String(),
+    bundle_id: NullableString('The bundle whose signature left it out.'),
+    entitlement: NullableString('The entitlement key.'),
+    reason: Type.Union([Type.String(), Type.Null()], {
+      description:
+        '`not_granted` / `value_not_granted` / `needs_app_value`: the bundle\'s profile does not grant it; `identifiers_not_creatable`: it names app groups, ' +
+        'iCloud containers or merchant ids the App Store Connect API cannot create; `no_capability`: no capability of the API grants it.',
+    }),
+  },
+  { additionalProperties: false },
+);
+
 export const Task = Type.Object(
   {
     task_id: Type.String({ description: '`tsk_…`' }),
@@ -65,6 +106,8 @@ export const Task = Type.Object(
       { description: 'The signed package, once the task succeeded.' },
     ),
     verification: Type.Union([Type.Array(Type.String()), Type.Null()], { description: 'What the verifier checked on the signed output.' }),
+    bundles: Type.Union([Type.Array(TaskBundle), Type.Null()], { description: 'iOS: every provisioned bundle (app, extensions…) with the App ID and profile it was signed with; null before success.' }),
+    warnings: Type.Array(TaskWarning, { description: 'What signing left out and why (e.g. entitlements a profile does not grant).' }),
     webhook_deliveries: Type.Array(WebhookDelivery, { description: 'Every delivery attempt of this task\'s webhooks, oldest first.' }),
     created_at: Timestamp,
     updated_at: Timestamp,
@@ -80,6 +123,14 @@ export const CreateTaskBody = Type.Object(
     cert_type: CertType,
     certificate_id: Type.Optional(Type.String({ minLength: 1, description: 'Default: the account\'s newest certificate of the right kind.' })),
     callback_url: Type.Optional(Type.String({ pattern: '^https?://', maxLength: 2048, description: 'Receives `task.succeeded` / `task.failed`.' })),
+    profiles: Type.Optional(
+      Type.Record(Type.String({ pattern: '^[A-Za-z0-9.-]{1,255}$' }), Type.String({ pattern: '^prf_[A-Za-z0-9]{1,64}$' }), {
+        maxProperties: 100,
+        description:
+          'iOS enterprise: the certificate profile (`prf_…`) to sign each named bundle id with, e.g. `{"com.example.app": "prf_…"}`. ' +
+          'Bundles not named take the certificate profile whose App ID matches them most specifically (explicit before wildcard).',
+      }),
+    ),
   },
   { additionalProperties: false },
 );
@@ -90,6 +141,21 @@ export const TaskList = Type.Object(
   {
     items: Type.Array(Task),
     next_cursor: Type.Union([Type.String(), Type.Null()], { description: 'Pass as `cursor` for the next page; null on the last page.' }),
+  },
+  { additionalProperties: false },
+);
+
+export const CertificateProfile = Type.Object(
+  {
+    id: Type.String({ description: '`prf_…`' }),
+    name: NullableString(),
+    uuid: NullableString(),
+    app_id: NullableString('The App ID (application-identifier), e.g. `TEAMID.com.example.app` or `TEAMID.*`.'),
+    type: NullableString('`enterprise`, `ad-hoc`, `development` or `app-store`.'),
+    team_id: NullableString(),
+    expires_at: Type.Union([Timestamp, Type.Null()]),
+    entitlements: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], { description: 'The entitlements the profile grants.' }),
+    created_at: Timestamp,
   },
   { additionalProperties: false },
 );
@@ -113,8 +179,9 @@ export const Certificate = Type.Object(
         ),
         Type.Null(),
       ],
-      { description: 'The provisioning profile (iOS).' },
+      { description: 'iOS: the first of `profiles` (kept for clients of certificates with one profile).' },
     ),
+    profiles: Type.Array(CertificateProfile, { description: 'iOS: every provisioning profile of the certificate, oldest first.' }),
     created_at: Timestamp,
   },
   { additionalProperties: false },

@@ -17,7 +17,7 @@ import { apksigFixture, keyFile } from '../../support/android-signing.ts';
 const dir = testOutputDir('tasks', 'signers', 'android');
 
 function request(credential: Credential, output: string, input = apksigFixture('golden/original.apk')): SignRequest {
-  return { platform: 'android', certType: 'enterprise', inputPath: input, outputPath: output, credential, signal: new AbortController().signal };
+  return { taskId: 'tsk_test', platform: 'android', certType: 'enterprise', inputPath: input, outputPath: output, credential, signal: new AbortController().signal };
 }
 
 function keystore(file: string, password: string | null, alias: string | null = null): Credential {
@@ -68,7 +68,7 @@ describe('AndroidSigner', needsSharedFixtures(), () => {
       (e: unknown) => e instanceof SigningError && e.code === 'apk_invalid',
     );
     assert.equal(existsSync(output), false);
-    const ios: Credential = { kind: 'ios_enterprise', p12: Buffer.alloc(0), password: '', profile: Buffer.alloc(0) };
+    const ios: Credential = { kind: 'ios_enterprise', p12: Buffer.alloc(0), password: '', profiles: [] };
     await assert.rejects(signer.sign(request(ios, output)), (e: unknown) => e instanceof AppError && e.code === 'cert_type_unsupported');
     rmSync(output, { force: true });
   });

@@ -22,17 +22,23 @@ export function profileCoversBundleId(profile: ProvisioningProfile, bundleId: st
 /**
  * Picks the profile for a bundle among several (app + one per extension): an exact app id wins,
  * then the longest wildcard prefix, so "com.x.app.widget" takes its own profile over "com.x.*".
+ * Between profiles of the same App ID (a renewed profile beside the old one), one valid at `now`
+ * wins over an expired one, then the one that expires last.
  */
-export function selectProfileForBundle(profiles: readonly ProvisioningProfile[], bundleId: string): ProvisioningProfile | undefined {
+export function selectProfileForBundle(profiles: readonly ProvisioningProfile[], bundleId: string, now: Date = new Date()): ProvisioningProfile | undefined {
   let best: ProvisioningProfile | undefined;
-  let bestScore = -1;
+  let bestRank: [number, number, number] = [-1, -1, -1];
   for (const profile of profiles) {
     if (!profileCoversBundleId(profile, bundleId)) continue;
     const pattern = profile.bundleIdPattern;
-    const score = pattern.endsWith('*') ? pattern.length - 1 : Number.MAX_SAFE_INTEGER;
-    if (score > bestScore) {
+    const rank: [number, number, number] = [
+      pattern.endsWith('*') ? pattern.length - 1 : Number.MAX_SAFE_INTEGER,
+      profile.expiresAt.getTime() >= now.getTime() ? 1 : 0,
+      profile.expiresAt.getTime(),
+    ];
+    if (rank[0] > bestRank[0] || (rank[0] === bestRank[0] && (rank[1] > bestRank[1] || (rank[1] === bestRank[1] && rank[2] > bestRank[2])))) {
       best = profile;
-      bestScore = score;
+      bestRank = rank;
     }
   }
   return best;

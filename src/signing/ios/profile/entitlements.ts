@@ -47,7 +47,7 @@ export function deriveEntitlements(input: DeriveEntitlementsInput): DerivedEntit
   const appId = `${prefix}.${bundleId}`;
   const out = new Map<string, PlistValue>();
   const dropped: DerivedEntitlements['dropped'] = [];
-  const rewrite = identityRewriter(input.original, profile, bundleId);
+  const rewrite = identityRewriter(input.original, profile.appIdPrefix, bundleId);
 
   // §13.1–3: identity keys come from the profile, never from the old signature.
   out.set(APP_ID, plistString(appId));
@@ -111,7 +111,7 @@ export function deriveEntitlements(input: DeriveEntitlementsInput): DerivedEntit
  * the old prefix (app groups, iCloud containers, merchant ids) are left alone: they only stay if
  * the new profile lists them, i.e. they transfer within the same team only (§13.5).
  */
-function identityRewriter(original: PlistDict | undefined, profile: ProvisioningProfile, bundleId: string): (value: PlistValue) => PlistValue {
+function identityRewriter(original: PlistDict | undefined, newPrefix: string, bundleId: string): (value: PlistValue) => PlistValue {
   const oldAppId = original?.value.get(APP_ID);
   const oldTeam = original?.value.get(TEAM_ID);
   const oldPrefixes: string[] = [];
@@ -127,7 +127,7 @@ function identityRewriter(original: PlistDict | undefined, profile: Provisioning
     if (old === undefined) return text;
     let rest = text.slice(old.length + 1);
     if (oldBundleId !== undefined && (rest === oldBundleId || rest.startsWith(`${oldBundleId}.`))) rest = bundleId + rest.slice(oldBundleId.length);
-    return `${profile.appIdPrefix}.${rest}`;
+    return `${newPrefix}.${rest}`;
   };
   const rewrite = (value: PlistValue): PlistValue => {
     if (value.type === 'string') return plistString(rewriteString(value.value));
@@ -135,6 +135,16 @@ function identityRewriter(original: PlistDict | undefined, profile: Provisioning
     return plistClone(value);
   };
   return rewrite;
+}
+
+/**
+ * The original entitlements as they read once moved to another App ID prefix and bundle id,
+ * with the identity rewriting `deriveEntitlements` applies ("OLDTEAM.x" → "PREFIX.x"), before
+ * any profile filters them. For building a profile that grants exactly what an app carries over.
+ */
+export function transferEntitlements(original: PlistDict, prefix: string, bundleId: string): PlistDict {
+  const rewrite = identityRewriter(original, prefix, bundleId);
+  return { type: 'dict', value: new Map([...original.value].map(([key, value]) => [key, rewrite(value)])) };
 }
 
 /** Does the profile's entitlement value `grant` allow the app value `value`? */

@@ -8,5 +8,5 @@ export {
   selectProfileForBundle,
   type ProfileCheckInput,
 } from './checks.ts';
-export { deriveEntitlements, grants, type DeriveEntitlementsInput, type DerivedEntitlements, type DropReason } from './entitlements.ts';
+export { deriveEntitlements, grants, transferEntitlements, type DeriveEntitlementsInput, type DerivedEntitlements, type DropReason } from './entitlements.ts';
 export type { ProfileCms, ProfileType, ProvisioningProfile, VerifyProfileSignature } from './types.ts';

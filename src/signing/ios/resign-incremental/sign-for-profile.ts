@@ -22,12 +22,16 @@ import { CSMAGIC_BLOBWRAPPER, CSSLOT_CODEDIRECTORY, CSSLOT_RESOURCEDIR, CSSLOT_S
 import { digest, HASH_SHA1, HASH_SHA256 } from '../codesign/digest.ts';
 import { identityCodeSigner } from '../codesign/identity-signer.ts';
 import { serializeSuperBlob } from '../codesign/super-blob.ts';
-import { checkProfileForSigning, deriveEntitlements, type ProvisioningProfile } from '../profile/index.ts';
+import { checkProfileForSigning, deriveEntitlements, selectProfileForBundle, type ProvisioningProfile } from '../profile/index.ts';
 import { type EntryMeta, type IncrementalTemplate, type TemplateBundle } from './template.ts';
 
 export interface SignForProfileOptions {
   identity: Identity;
-  profile: ProvisioningProfile;
+  /**
+   * The device's profile, or one per provisioned bundle (the app's and each extension's explicit
+   * App ID): each bundle takes the profile that covers it most specifically, as a full re-sign does.
+   */
+  profile: ProvisioningProfile | readonly ProvisioningProfile[];
   /** CMS signingTime (default now). */
   signingTime?: Date;
   now?: Date;
@@ -68,7 +72,8 @@ interface Written {
 const digests = (bytes: Buffer): FileDigests => ({ sha1: digest(HASH_SHA1, bytes), sha256: digest(HASH_SHA256, bytes) });
 
 export function signForProfile(template: IncrementalTemplate, options: SignForProfileOptions): DevicePart {
-  const { identity, profile } = options;
+  const { identity } = options;
+  const profiles: readonly ProvisioningProfile[] = Array.isArray(options.profile) ? options.profile : [options.profile as ProvisioningProfile];
   const signingTime = options.signingTime ?? new Date();
   // The shared file keeps the prepared build's signatures of unchanged code: same identity only.
   if (template.signerCertificate === undefined || !template.signerCertificate.equals(identity.certificate)) {
@@ -76,7 +81,7 @@ export function signForProfile(template: IncrementalTemplate, options: SignForPr
   }
   const signer = identityCodeSigner(identity, { signingTime });
   const newDigests = new Map<string, FileDigests>();
-  const profileDigests = digests(profile.bytes);
+  const profileDigests = new Map(profiles.map((p) => [p, digests(p.bytes)]));
   const out: Buffer[] = [];
   const pending: Pending[] = [];
   let main: { exe: Written; tail: Buffer } | null = null;
@@ -88,16 +93,19 @@ export function signForProfile(template: IncrementalTemplate, options: SignForPr
   const cdhashes: Record<string, string[]> = {};
 
   for (const bundle of template.bundles) {
+    let profile: ProvisioningProfile | undefined;
     if (bundle.provisioned) {
+      profile = profiles.length === 1 ? profiles[0]! : selectProfileForBundle(profiles, bundle.bundleId, options.now);
+      if (profile === undefined) throw new SigningError('bundle_id_mismatch', `No provisioning profile covers "${bundle.bundleId}" (${bundle.dir}).`, { details: { bundleId: bundle.bundleId, path: bundle.dir } });
       // The checks a full re-sign makes (bundle id covered, unexpired, lists the certificate).
       checkProfileForSigning(profile, { bundleId: bundle.bundleId, certificate: identity.certificate, ...(options.now ? { now: options.now } : {}) });
       const derived = deriveEntitlements({ profile, bundleId: bundle.bundleId, ...(bundle.entitlements ? { original: bundle.entitlements } : {}) }).entitlements;
       if (bundle.entitlements === undefined || !plistEqual(derived, bundle.entitlements)) {
         throw new SigningError('incremental_template_mismatch', `The profile grants ${bundle.dir} other entitlements than the prepared build was signed with.`);
       }
-      newDigests.set(bundle.dir + PROFILE_FILE, profileDigests);
+      newDigests.set(bundle.dir + PROFILE_FILE, profileDigests.get(profile)!);
     }
-    const seal = updatedSeal(bundle, newDigests, profileDigests);
+    const seal = updatedSeal(bundle, newDigests, profile === undefined ? undefined : profileDigests.get(profile));
     newDigests.set(bundle.dir + CODE_RESOURCES_FILE, digests(seal));
 
     const exe = bundle.executable;
@@ -148,7 +156,7 @@ export function signForProfile(template: IncrementalTemplate, options: SignForPr
     } else {
       pending.push({ meta: exe.meta, method: METHOD_DEFLATED, crc, size: exe.size, data: [exe.compressedPrefix!, compressedTail] });
     }
-    if (bundle.provisioned && bundle.profileMeta) pending.push(small(bundle.profileMeta, profile.bytes));
+    if (profile !== undefined && bundle.profileMeta) pending.push(small(bundle.profileMeta, profile.bytes));
     pending.push(small(bundle.codeResources.meta, seal));
   }
   if (main === null) throw new SigningError('incremental_template_mismatch', 'The template has no main executable in its shared file.');
@@ -200,10 +208,10 @@ export function signForProfile(template: IncrementalTemplate, options: SignForPr
 }
 
 /** The bundle's CodeResources with the digests of the files a profile changes replaced. */
-function updatedSeal(bundle: TemplateBundle, fresh: Map<string, FileDigests>, profile: FileDigests): Buffer {
+function updatedSeal(bundle: TemplateBundle, fresh: Map<string, FileDigests>, profile: FileDigests | undefined): Buffer {
   const plist = plistClone(bundle.codeResources.plist);
   const changed = new Map<string, FileDigests>();
-  if (bundle.provisioned) changed.set(PROFILE_FILE, profile);
+  if (profile !== undefined) changed.set(PROFILE_FILE, profile);
   for (const child of bundle.children) {
     const relative = child.dir.slice(bundle.dir.length);
     for (const name of [PROFILE_FILE, CODE_RESOURCES_FILE, child.executableName]) {

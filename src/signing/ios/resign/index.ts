@@ -2,3 +2,4 @@
 // "Re-signing pipeline".
 export { resignIpa } from './resign-ipa.ts';
 export type { ResignOptions, ResignOverrides, ResignResult, ResignedBundle } from './options.ts';
+export { readProvisionedBundles, type ProvisionedBundle } from './app-entitlements.ts';

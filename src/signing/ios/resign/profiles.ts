@@ -11,19 +11,30 @@ import type { ResignOptions } from './options.ts';
 
 export function assignProfiles(layout: IpaLayout, infos: Map<BundleNode, InfoPlan>, options: ResignOptions, now: Date): Map<BundleNode, ProvisioningProfile> {
   const assigned = new Map<BundleNode, ProvisioningProfile>();
+  const uncovered: { bundleId: string; path: string; where: string }[] = [];
   for (const bundle of layout.postOrder) {
     if (!isProvisioned(bundle)) continue;
     const bundleId = infos.get(bundle)!.bundleId;
-    const profile = options.profileByBundleId?.get(bundleId) ?? selectProfileForBundle(options.profiles, bundleId);
-    if (profile === undefined) {
-      const offered = [...options.profiles, ...(options.profileByBundleId?.values() ?? [])].map((p) => p.applicationIdentifier);
-      throw new SigningError('bundle_id_mismatch', `No provisioning profile covers "${bundleId}" (${bundle.relativeDir === '' ? 'the app' : bundle.relativeDir}); profiles given: ${offered.join(', ') || 'none'}`, {
-        details: { bundleId, path: bundle.dir, profiles: offered },
-      });
-    }
-    checkProfileForSigning(profile, { bundleId, certificate: options.identity.certificate, now });
-    assigned.set(bundle, profile);
+    const profile = options.profileByBundleId?.get(bundleId) ?? selectProfileForBundle(options.profiles, bundleId, now);
+    if (profile === undefined) uncovered.push({ bundleId, path: bundle.dir, where: bundle.relativeDir === '' ? 'the app' : bundle.relativeDir });
+    else assigned.set(bundle, profile);
   }
+  // Every uncovered bundle is named at once: the caller fixes its profiles in one go.
+  if (uncovered.length > 0) {
+    const offered = [...options.profiles, ...(options.profileByBundleId?.values() ?? [])].map((p) => p.applicationIdentifier);
+    throw new SigningError('bundle_id_mismatch', `No provisioning profile covers ${uncovered.map((u) => `"${u.bundleId}" (${u.where})`).join(', ')}; profiles given: ${offered.join(', ') || 'none'}`, {
+      details: { bundleId: uncovered[0]!.bundleId, path: uncovered[0]!.path, bundles: uncovered.map((u) => ({ bundleId: u.bundleId, path: u.path })), profiles: offered },
+    });
+  }
+  // A profile named for a bundle id the app does not have is a typo, not something to ignore.
+  const present = new Set([...assigned.keys()].map((b) => infos.get(b)!.bundleId));
+  const unused = [...(options.profileByBundleId?.keys() ?? [])].filter((id) => !present.has(id));
+  if (unused.length > 0) {
+    throw new SigningError('bundle_id_mismatch', `A profile is named for ${unused.map((id) => `"${id}"`).join(', ')}, but the app has no such bundle (its bundles: ${[...present].join(', ')})`, {
+      details: { bundleId: unused[0], unknown: unused, bundles: [...present] },
+    });
+  }
+  for (const [bundle, profile] of assigned) checkProfileForSigning(profile, { bundleId: infos.get(bundle)!.bundleId, certificate: options.identity.certificate, now });
   return assigned;
 }
 

@@ -23,9 +23,9 @@ import { testPki } from '../../../support/pki.ts';
 
 const signingTime = new Date(Date.UTC(2026, 0, 2, 3, 4, 5));
 
-async function resign(input: Buffer, identity: Identity, profile: ProvisioningProfile): Promise<Buffer> {
+async function resign(input: Buffer, identity: Identity, profile: ProvisioningProfile | ProvisioningProfile[]): Promise<Buffer> {
   const sink = new MemorySink();
-  await resignIpa(new BufferSource(input), sink, { identity, profiles: [profile], signingTime, workers: 0 });
+  await resignIpa(new BufferSource(input), sink, { identity, profiles: Array.isArray(profile) ? profile : [profile], signingTime, workers: 0 });
   return sink.toBuffer();
 }
 
@@ -105,5 +105,20 @@ describe('incremental per-device re-signing', needsToolchain(), () => {
     refuse(device(['00008120-0000000000000006'], { bundleId: '*', teamId: 'OTHERTEAM1' }), 'incremental_template_mismatch');
     const other = { ...identity, certificate: pki.expiredLeaf.certificate };
     assert.throws(() => signForProfile(template, { identity: other, profile: device(['00008120-0000000000000007']) }), (error: unknown) => error instanceof SigningError && error.code === 'incremental_template_mismatch');
+  });
+
+  it('takes one profile per App ID (the app and its extension explicit), as a full re-sign does', async () => {
+    const perBundle = (udids: string[]) => [device(udids, { bundleId: app.bundleId, apsEnvironment: 'production' }), device(udids, { bundleId: app.extensionId })];
+    const prepared = await resign(app.bytes, identity, perBundle(['00000000-0000000000000000']));
+    const sink = new MemorySink();
+    const explicit = await buildIncrementalTemplate(new BufferSource(prepared), sink);
+    const profiles = perBundle(['00008120-00112233445566AA']);
+    const part = signForProfile(explicit, { identity, profile: profiles, signingTime });
+    const ipa = Buffer.concat([sink.toBuffer(), ...part.chunks]);
+    const full = await resign(app.bytes, identity, profiles);
+    const [mine, theirs] = await Promise.all([files(ipa), files(full)]);
+    for (const [name, bytes] of theirs) assert.ok(mine.get(name)!.equals(bytes), `${name} differs from the full re-sign`);
+    assert.ok(mine.get('Payload/Signet.app/PlugIns/Widget.appex/embedded.mobileprovision')!.equals(profiles[1]!.bytes), 'the extension embeds its own profile');
+    assert.throws(() => signForProfile(explicit, { identity, profile: [profiles[0]!] }), (error: unknown) => error instanceof SigningError && error.code === 'bundle_id_mismatch');
   });
 });
