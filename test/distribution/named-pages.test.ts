@@ -194,6 +194,22 @@ describe('what the page tells a tester', () => {
     assert.ok(!(await get(distribution.url, { 'user-agent': 'Mozilla/5.0 (Linux; Android 10; K) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Mobile Safari/537.36' })).text.includes('os-too-old'));
   });
 
+  it('loads its stylesheet and script from content-hashed static files, cached for good', async () => {
+    const { distribution } = await fx.release('Static.ipa', iconIpa({ bundleId: 'com.example.static' }));
+    const page = await get(distribution.url, { 'user-agent': 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Safari/605.1.15' });
+    const css = /<link rel="stylesheet" href="(\/pages\/page\.[0-9a-f]{12}\.css)">/.exec(page.text)?.[1];
+    const js = /<script src="(\/pages\/page\.[0-9a-f]{12}\.js)" defer><\/script>/.exec(page.text)?.[1];
+    assert.ok(css && js, 'an iPad in desktop mode gets the script too');
+    for (const [path, type] of [[css, /^text\/css/], [js, /^text\/javascript/]] as const) {
+      const response = await fetch(new URL(path, fx.server.url));
+      assert.equal(response.status, 200);
+      assert.match(response.headers.get('content-type') ?? '', type);
+      assert.equal(response.headers.get('cache-control'), 'public, max-age=31536000, immutable');
+    }
+    assert.equal((await fetch(new URL('/pages/page.000000000000.css', fx.server.url))).status, 404);
+    assert.ok(!(await get(distribution.url)).text.includes('<script'), 'an iPhone page needs no script at all');
+  });
+
   it('carries an Open Graph card naming the app, its icon and version', async () => {
     const { distribution } = await fx.release('Card.ipa', iconIpa({ bundleId: 'com.example.card', name: 'Card App', version: '9.9', build: '99' }));
     const page = await get(distribution.url, { 'user-agent': SLACK });
