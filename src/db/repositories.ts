@@ -5,7 +5,10 @@
 import type { Credential } from './credential.ts';
 import type { AppLinkRow, DistributionRow } from './distribution-tables.ts';
 import type { DeveloperAccountRepository } from './repositories/developer-accounts.ts';
+import type { InvitationRepository, PasswordResetRepository, SessionRepository, SetupTokenRepository } from './repositories/sessions.ts';
 import type { SuperSignatureRepository } from './repositories/super-signature.ts';
+import type { UserRepository } from './repositories/users.ts';
+import type { Scope } from './user-tables.ts';
 import type {
   AccountRow,
   ApiKeyRow,
@@ -48,9 +51,9 @@ export interface AccountRepository {
 
 export interface ApiKeyRepository {
   /** Generates `sk_` + base62(32 random bytes); `key` is returned this once and only its SHA-256 is stored. */
-  create(input: { accountId: string; label?: string | null }): Promise<{ key: string; apiKey: ApiKeyRow }>;
+  create(input: { accountId: string; label?: string | null; scopes?: readonly Scope[]; expiresAt?: Date | null; createdBy?: string | null }): Promise<{ key: string; apiKey: ApiKeyRow }>;
   /**
-   * Resolves a presented key to its account, or null (unknown, malformed or revoked). The lookup
+   * Resolves a presented key to its account, or null (unknown, malformed, revoked or expired). The lookup
    * is by SHA-256, then the stored and computed hashes are compared in constant time.
    * Updates last_used_at at most once a minute per key.
    */
@@ -232,6 +235,11 @@ export interface Repositories {
   distributions: DistributionRepository;
   developerAccounts: DeveloperAccountRepository;
   superSignature: SuperSignatureRepository;
+  users: UserRepository;
+  sessions: SessionRepository;
+  setupTokens: SetupTokenRepository;
+  invitations: InvitationRepository;
+  passwordResets: PasswordResetRepository;
 }
 
 export interface DistributionRepository {

@@ -42,6 +42,7 @@ export function certificateRoutes(app: FastifyInstance, certificates: Certificat
   app.post(
     '/v1/certificates',
     {
+      config: { scope: 'certificates:write' },
       schema: {
         tags: ['Certificates'],
         summary: 'Upload a signing certificate',
@@ -95,6 +96,7 @@ export function certificateRoutes(app: FastifyInstance, certificates: Certificat
   app.delete(
     '/v1/certificates/:certificate_id',
     {
+      config: { scope: 'certificates:write' },
       schema: {
         tags: ['Certificates'],
         summary: 'Delete a certificate',

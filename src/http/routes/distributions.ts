@@ -107,6 +107,7 @@ export function distributionRoutes(app: FastifyInstance, distributions: Distribu
   app.patch(
     '/v1/distributions/:distribution_id',
     {
+      config: { scope: 'links:write' },
       schema: {
         tags: ['Distributions'],
         summary: 'Change password, expiry, download quota or enabled',
