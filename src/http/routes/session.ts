@@ -50,20 +50,17 @@ function sessionView(sessions: SessionService, context: ConsoleSession, token: s
 
 export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): void {
   const { sessions } = deps;
-  const throttled = (_request: FastifyRequest, context: { ttl: number }) =>
-    new AppError('sign_in_throttled', undefined, { details: { retryAfterSeconds: context.ttl / 1000 } });
-  const perAddress = app.rateLimit({
-    max: deps.limits.perAddress.max,
-    timeWindow: deps.limits.perAddress.windowSeconds * 1000,
-    keyGenerator: (request) => `sign-in:${request.ip}`,
-    errorResponseBuilder: throttled,
-  });
-  const perEmail = app.rateLimit({
-    max: deps.limits.perEmail.max,
-    timeWindow: deps.limits.perEmail.windowSeconds * 1000,
-    keyGenerator: (request) => `sign-in-email:${String((request.body as { email?: unknown } | undefined)?.email ?? '').trim().toLowerCase()}`,
-    errorResponseBuilder: throttled,
-  });
+  // createRateLimit rather than rateLimit(): the plugin's ready-made hooks run once per request,
+  // and sign-in needs two limits (address and email) on the same request.
+  const limiter = (options: { max: number; windowSeconds: number }, key: (request: FastifyRequest) => string) => {
+    const check = app.createRateLimit({ max: options.max, timeWindow: options.windowSeconds * 1000, keyGenerator: key });
+    return async (request: FastifyRequest) => {
+      const result = await check(request);
+      if (!result.isAllowed && result.isExceeded) throw new AppError('sign_in_throttled', undefined, { details: { retryAfterSeconds: result.ttl / 1000 } });
+    };
+  };
+  const perAddress = limiter(deps.limits.perAddress, (request) => `sign-in:${request.ip}`);
+  const perEmail = limiter(deps.limits.perEmail, (request) => `sign-in-email:${String((request.body as { email?: unknown } | undefined)?.email ?? '').trim().toLowerCase()}`);
 
   /** Starts a session for `user`, sets the cookie and answers with the session. */
   const begin = async (request: FastifyRequest, reply: FastifyReply, user: UserRow, accountId?: string) => {
