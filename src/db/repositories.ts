@@ -257,6 +257,14 @@ export interface DistributionRepository {
   dailyDownloads(id: string): Promise<Array<{ day: string; downloads: number }>>;
   /** The newest enabled distribution of an app (its permanent link serves it). */
   latestForApp(appId: string): Promise<DistributionRow | null>;
+  /** Every distribution of the account (enabled or not), newest first: the console's links page. */
+  list(accountId: string, page?: PageRequest): Promise<Page<DistributionRow>>;
+  /** Every distribution of an app (enabled or not), newest first: the console's versions. */
+  listAllForApp(accountId: string, appId: string, page?: PageRequest): Promise<Page<DistributionRow>>;
+  /** Downloads of all of an app's links: the total, and per UTC day (newest first, at most 366 days). */
+  appDownloads(appId: string): Promise<{ total: number; byDay: Array<{ day: string; downloads: number }> }>;
+  /** Usable links per certificate of the account (enabled, unexpired, quota left), by certificate id. */
+  liveLinksByCertificate(accountId: string, now?: Date): Promise<Map<string, number>>;
   /** Enabled distributions of an app, newest first (the version history page). */
   listForApp(appId: string, page?: PageRequest): Promise<Page<DistributionRow>>;
   /** The app's permanent link, created with `slug` if it has none yet. */

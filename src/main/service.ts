@@ -146,7 +146,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       loadIdentity: async (bytes, options) => (await import('../signing/cms/index.ts')).loadIdentity(bytes, options),
       readProfile: profileReader,
     });
-    const apps = new AppService({ db, tasks });
+
     const webhooks = new WebhookService({
       db,
       get baseUrl() {
@@ -161,6 +161,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         return base.url;
       },
     });
+    const apps = new AppService({ db, tasks, distributions });
 
     const baseUrl = () => base.url;
     const users = new UserService({ db, baseUrl });

@@ -132,13 +132,15 @@ export class CertificateService {
   }
 
   async list(principal: Principal): Promise<CertificateView[]> {
-    return collectRows((page) => this.options.db.repos.certificates.list(principal.accountId, page), certificateView);
+    const live = await this.options.db.repos.distributions.liveLinksByCertificate(principal.accountId);
+    return collectRows((page) => this.options.db.repos.certificates.list(principal.accountId, page), (row) => certificateView(row, live.get(row.id) ?? 0));
   }
 
   async get(principal: Principal, id: string): Promise<CertificateView> {
     const row = await this.options.db.repos.certificates.find(principal.accountId, id);
     if (!row) throw new AppError('certificate_not_found', `No certificate ${id}.`);
-    return certificateView(row);
+    const live = await this.options.db.repos.distributions.liveLinksByCertificate(principal.accountId);
+    return certificateView(row, live.get(row.id) ?? 0);
   }
 
   async delete(principal: Principal, id: string): Promise<void> {

@@ -66,10 +66,12 @@ export interface CertificateView {
   not_before: string | null;
   not_after: string | null;
   profile: { name: string | null; app_id: string | null; type: string | null; expires_at: string | null } | null;
+  /** Install links signed with it that can still be used. */
+  live_links: number;
   created_at: string;
 }
 
-export interface AppSummaryView {
+export interface AppRowView {
   app_id: string;
   platform: Platform;
   bundle_id: string;
@@ -78,9 +80,30 @@ export interface AppSummaryView {
   updated_at: string;
 }
 
+export interface ReleaseView {
+  distribution_id: string;
+  task_id: string;
+  version: string | null;
+  build: string | null;
+  url: string | null;
+  downloads: number;
+  enabled: boolean;
+  created_at: string;
+}
+
+export interface AppSummaryView extends AppRowView {
+  icon_url: string | null;
+  app_url: string | null;
+  qr_code_url: string | null;
+  latest_release: ReleaseView | null;
+  downloads: number;
+}
+
 export interface AppDetailView extends AppSummaryView {
   uploads: UploadView[];
   tasks: TaskView[];
+  releases: ReleaseView[];
+  downloads_by_day: Array<{ day: string; downloads: number }>;
 }
 
 export function uploadView(row: UploadRow): UploadView {
@@ -142,7 +165,7 @@ export function taskView(row: TaskRow, baseUrl: string, deliveries: readonly Web
   };
 }
 
-export function certificateView(row: CertificateRow): CertificateView {
+export function certificateView(row: CertificateRow, liveLinks = 0): CertificateView {
   return {
     id: row.id,
     kind: row.kind,
@@ -157,10 +180,11 @@ export function certificateView(row: CertificateRow): CertificateView {
       row.kind === 'ios_enterprise'
         ? { name: row.profile_name, app_id: row.profile_app_id, type: row.profile_type, expires_at: row.profile_expires_at }
         : null,
+    live_links: liveLinks,
     created_at: row.created_at,
   };
 }
 
-export function appSummaryView(row: AppRow): AppSummaryView {
+export function appSummaryView(row: AppRow): AppRowView {
   return { app_id: row.id, platform: row.platform, bundle_id: row.bundle_id, name: row.name, created_at: row.created_at, updated_at: row.updated_at };
 }
