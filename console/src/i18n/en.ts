@@ -39,6 +39,7 @@ export const en = {
     menu: 'Menu',
     team: 'Team',
     switchTeam: 'Switch team',
+    skip: 'Skip to content',
   },
   auth: {
     email: 'Email',

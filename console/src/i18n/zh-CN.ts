@@ -41,6 +41,7 @@ export const zhCN: Messages = {
     menu: '菜单',
     team: '团队',
     switchTeam: '切换团队',
+    skip: '跳到主要内容',
   },
   auth: {
     email: '邮箱',
