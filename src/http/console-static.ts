@@ -46,6 +46,8 @@ export async function consoleRoutes(app: FastifyInstance, options: { dir: string
   app.get('/assets/*', { config: { public: true }, schema: hidden }, async (request, reply) => {
     if (dir === null) throw new AppError('service_unavailable', NOT_BUILT);
     const file = (request.params as { '*': string })['*'];
+    // Vite's asset names are flat `name-hash.ext`: anything else (sub-paths, `..`) is not ours.
+    if (!/^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*\.[a-z0-9]+$/.test(file)) throw new AppError('not_found', `No route GET ${request.url.split('?')[0]}.`);
     // Vite names assets by content hash: a given URL never changes.
     return reply.sendFile(path.posix.join('assets', file), { immutable: true, maxAge: 365 * 24 * 3600 * 1000 });
   });
