@@ -22,6 +22,10 @@ export default defineConfig({
     __VUE_I18N_LEGACY_API__: 'false',
     __INTLIFY_PROD_DEVTOOLS__: 'false',
   },
+  // `npx vite` in console/ serves the console with hot reload; API calls go to a local `npm start`.
+  server: {
+    proxy: { '/v1': 'http://localhost:8080', '/d/': 'http://localhost:8080', '/a/': 'http://localhost:8080' },
+  },
   build: {
     outDir: 'dist',
     emptyOutDir: true,

@@ -29,6 +29,8 @@ const service = await startService(loadConfig(process.env), {
     ...(process.env.SIGNET_TEST_POLL_MS ? { pollIntervalMs: Number(process.env.SIGNET_TEST_POLL_MS) } : {}),
   },
   onSetupLink: (url) => process.stdout.write(`SIGNET_SETUP_URL ${url}\n`),
+  // SIGNET_TEST_NO_CONSOLE=1: the API without the console (bench/console.ts compares the two).
+  ...(process.env.SIGNET_TEST_NO_CONSOLE ? { consoleDir: null } : {}),
 });
 if ((await service.db.repos.accounts.list()).length === 0) {
   const { ApiKeyService } = await import('../../src/services/api-keys.ts');
