@@ -144,6 +144,7 @@ export const en = {
     installLink: 'Install link',
     openLink: 'Open install link',
     loadMore: 'Load more',
+    certTypes: { enterprise: 'Enterprise', super: 'Super signature' },
     statuses: { pending: 'Pending', processing: 'Processing', succeeded: 'Succeeded', failed: 'Failed', canceled: 'Canceled' },
   },
   certificates: {

@@ -146,6 +146,7 @@ export const zhCN: Messages = {
     installLink: '安装链接',
     openLink: '打开安装链接',
     loadMore: '加载更多',
+    certTypes: { enterprise: '企业签名', super: '超级签名' },
     statuses: { pending: '等待中', processing: '处理中', succeeded: '成功', failed: '失败', canceled: '已取消' },
   },
   certificates: {
