@@ -37,6 +37,7 @@ export async function openApiDocument(): Promise<Record<string, unknown>> {
       setup: unused,
       invitations: unused,
       webhooks: unused,
+      accountDeletion: unused,
       sessions: unused,
       limits: { perAddress: { max: 1, windowSeconds: 1 }, perEmail: { max: 1, windowSeconds: 1 } },
       dir: null,

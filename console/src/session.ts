@@ -38,3 +38,9 @@ export function forget(): void {
 export function can(scope: Scope): boolean {
   return session.value?.scopes.includes(scope) ?? false;
 }
+
+/** Reads the session again (after the account changed under it). */
+export function reloadSession(): Promise<Session | null> {
+  loaded = null;
+  return loadSession();
+}

@@ -27,6 +27,7 @@ import type { Signer } from '../services/signer.ts';
 import { TaskService } from '../services/tasks.ts';
 import { UploadService, type PackageInspector } from '../services/uploads.ts';
 import { WebhookService } from '../services/webhooks.ts';
+import { AccountDeletionService } from '../services/account-deletion.ts';
 import { InvitationService } from '../services/invitations.ts';
 import { SessionService } from '../services/sessions.ts';
 import { SetupService } from '../services/setup.ts';
@@ -164,6 +165,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     const apps = new AppService({ db, tasks, distributions });
 
     const baseUrl = () => base.url;
+    // The app's logger exists once the app does; the services built before it log through this.
+    let appLog: FastifyInstance['log'] | null = null;
     const users = new UserService({ db, baseUrl });
     const consoleDeps = {
       db,
@@ -172,6 +175,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       setup,
       webhooks,
       invitations: new InvitationService({ db, baseUrl }),
+      accountDeletion: new AccountDeletionService({ db, blobs: store, tasks, log: (message, error) => appLog?.warn({ err: error }, message) }),
       sessions: new SessionService({ db, settings: config.session, csrfKey: db.secretBox.deriveKey('console-csrf-tokens') }),
       limits: config.signInLimit,
       dir: overrides.consoleDir === undefined ? CONSOLE_DIST : overrides.consoleDir,
@@ -204,6 +208,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       https,
       console: consoleDeps,
     });
+    appLog = app.log;
 
     if (config.workerConcurrency > 0) {
       const deviceFlow = new DeviceFlow({

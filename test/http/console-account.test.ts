@@ -204,6 +204,32 @@ describe('account settings', () => {
     assert.ok((await owner.get('/v1/apps')).body.data.items.some((a: any) => a.app_id === upload.app_id));
   });
 
+  it('lets only an owner delete the account, with everything in it', async () => {
+    const team = await new ApiKeyless(server).ownerOf('delta');
+    const key = new Api(server.url, await team.createKey(['upload', 'tasks:read', 'tasks:write', 'certificates:write']));
+    const upload = (await key.upload('d.apk', tinyApk({ packageName: 'com.delta.app' }))).body.data;
+    const blobs = server.service.blobs;
+    const blobKey = (await server.service.db.kysely.selectFrom('uploads').select('blob_key').where('id', '=', upload.file_key).executeTakeFirstOrThrow()).blob_key;
+    assert.equal(await blobs.exists(blobKey), true);
+    const invite = await team.post('/v1/invitations', { email: 'delta-admin@example.com', role: 'admin' });
+    const admin = new ConsoleClient(server.url);
+    await admin.accept(invite.body.data.url, 'delta-admin-pass');
+    const refused = await admin.request('DELETE', '/v1/account', { json: { confirm: 'delta' } });
+    assert.equal(refused.status, 403);
+    assert.equal(refused.body.error, 'owner_required');
+    assert.equal((await team.request('DELETE', '/v1/account', { json: { confirm: 'wrong' } })).body.error, 'invalid_request');
+    const done = await team.request('DELETE', '/v1/account', { json: { confirm: 'delta' } });
+    assert.equal(done.status, 200, JSON.stringify(done.body));
+    assert.ok(done.body.data.blobs_deleted >= 1);
+    assert.equal(await blobs.exists(blobKey), false, 'the stored package is gone');
+    assert.equal((await key.get('/v1/tasks')).status, 401, 'its keys no longer work');
+    const after = await team.get('/v1/session');
+    assert.equal(after.status, 200, 'the owner keeps their user');
+    assert.equal(after.body.data.account, null);
+    assert.equal((await team.get('/v1/apps')).body.error, 'insufficient_scope', 'and belongs to no account now');
+    assert.equal((await owner.get('/v1/account')).body.data.name, 'default', 'other accounts are untouched');
+  });
+
   it('describes every console route in the OpenAPI document with its security and scope', async () => {
     const doc = (await fetch(`${server.url}/v1/openapi.json`).then((r) => r.json())) as any;
     assert.deepEqual(doc.paths['/auth/sign-in'].post.security, []);

@@ -225,7 +225,128 @@ export interface paths {
         };
         put?: never;
         post?: never;
-        delete?: never;
+        /**
+         * Delete the account with everything in it (owners only)
+         * @description Cancels running tasks, then deletes every app, upload, task, artifact, install link, certificate, developer account, API key, invitation and membership of the account. `confirm` must repeat the account name. Members keep their users and their other accounts.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        confirm: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {number} */
+                            code: 200;
+                            data: {
+                                blobs_deleted: number;
+                                /** @enum {boolean} */
+                                deleted: true;
+                            };
+                        };
+                    };
+                };
+                /** @description `invalid_request`: The request is malformed or a field is missing or invalid. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `unauthorized`: A valid API key (Authorization: Bearer sk_…) or console session is required. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /**
+                 * @description `owner_required`: Only an owner of the account can do this.
+                 *     `insufficient_scope`: The API key's scopes or your role in the account do not allow this request.
+                 *     `csrf_token_invalid`: The X-CSRF-Token header is missing or does not match the console session; reload the console.
+                 */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `rate_limited`: Too many requests for this API key; retry after the time in Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `internal_error`: An unexpected error occurred. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;

@@ -40,6 +40,7 @@ export const en = {
     team: 'Team',
     switchTeam: 'Switch team',
     skip: 'Skip to content',
+    noTeam: 'You are not a member of any team any more. Ask an admin of a team for an invitation.',
   },
   auth: {
     email: 'Email',
@@ -280,6 +281,9 @@ export const en = {
     you: 'you',
     changeRole: 'Role of {email}',
     roles: { owner: 'Owner', admin: 'Admin', developer: 'Developer', viewer: 'Viewer' },
+    deleteTeam: 'Delete team',
+    deleteHint: 'Deletes every app, task, install link, certificate, developer account, API key and membership of {account}. This cannot be undone.',
+    confirmName: 'Type {account} to confirm',
     roleHelp: { owner: 'Everything, including owners', admin: 'Certificates, keys, links, members', developer: 'Upload, tasks, links', viewer: 'Read only' },
   },
   profile: {

@@ -42,6 +42,7 @@ export const zhCN: Messages = {
     team: '团队',
     switchTeam: '切换团队',
     skip: '跳到主要内容',
+    noTeam: '你已不属于任何团队。请向团队管理员索取邀请。',
   },
   auth: {
     email: '邮箱',
@@ -282,6 +283,9 @@ export const zhCN: Messages = {
     you: '你',
     changeRole: '{email} 的角色',
     roles: { owner: '所有者', admin: '管理员', developer: '开发者', viewer: '访客' },
+    deleteTeam: '删除团队',
+    deleteHint: '删除 {account} 的所有应用、任务、安装链接、证书、开发者账号、API 密钥和成员关系。此操作无法撤销。',
+    confirmName: '输入 {account} 以确认',
     roleHelp: { owner: '全部权限，包括管理所有者', admin: '证书、密钥、链接、成员', developer: '上传、任务、链接', viewer: '只读' },
   },
   profile: {

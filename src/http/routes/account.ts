@@ -3,6 +3,7 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { AppError } from '../../errors.ts';
+import type { AccountDeletionService } from '../../services/account-deletion.ts';
 import type { ApiKeyService } from '../../services/api-keys.ts';
 import type { InvitationService } from '../../services/invitations.ts';
 import type { UserService } from '../../services/users.ts';
@@ -19,6 +20,7 @@ export interface AccountRouteDeps {
   users: UserService;
   invitations: InvitationService;
   webhooks: WebhookService;
+  accountDeletion: AccountDeletionService;
 }
 
 const ADMIN = { scope: 'admin' } as const;
@@ -45,6 +47,25 @@ export function accountRoutes(app: FastifyInstance, deps: AccountRouteDeps): voi
           scopes: [...principal.scopes],
         },
       };
+    },
+  );
+
+  app.delete(
+    '/v1/account',
+    {
+      config: { scope: 'admin' },
+      schema: {
+        tags: ['Account'],
+        summary: 'Delete the account with everything in it (owners only)',
+        description:
+          'Cancels running tasks, then deletes every app, upload, task, artifact, install link, certificate, developer account, API key, invitation and membership of the account. `confirm` must repeat the account name. Members keep their users and their other accounts.',
+        body: Type.Object({ confirm: Type.String({ minLength: 1, maxLength: 200 }) }, { additionalProperties: false }),
+        response: responses(envelope(Type.Object({ deleted: Type.Literal(true), blobs_deleted: Type.Integer() }, { additionalProperties: false })), ['owner_required', 'insufficient_scope', 'csrf_token_invalid']),
+      },
+    },
+    async (request) => {
+      const result = await deps.accountDeletion.delete(principalOf(request), (request.body as { confirm: string }).confirm);
+      return { code: 200, data: { deleted: true as const, ...result } };
     },
   );
 
