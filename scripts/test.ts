@@ -14,6 +14,11 @@ if (run([tsc, '--noEmit', '-p', '.']) !== 0) {
   console.error('type check failed');
   process.exit(1);
 }
+// The console (Vue single-file components) is checked by vue-tsc, on its own TypeScript 5.
+if (run([path.join(path.dirname(import.meta.dirname), 'console', 'scripts', 'typecheck.cjs')]) !== 0) {
+  console.error('console type check failed');
+  process.exit(1);
+}
 
 const patterns = process.argv.slice(2).map((arg) =>
   existsSync(arg) && statSync(arg).isDirectory() ? `${arg.replace(/\/+$/, '')}/**/*.test.ts` : arg,

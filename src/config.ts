@@ -22,6 +22,8 @@ export interface Config {
   ascBaseUrl: string;
   profileSigning: { certFile: string; keyFile: string } | null;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  session: { idleTimeoutSeconds: number; maxAgeSeconds: number };
+  signInLimit: { perAddress: { max: number; windowSeconds: number }; perEmail: { max: number; windowSeconds: number } };
 }
 
 export class ConfigError extends Error {
@@ -59,6 +61,9 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'SIGNET_PROFILE_SIGNING_CERT', default: '', description: 'PEM certificate chain signing UDID-capture .mobileconfig files (default: the TLS certificate).' },
   { name: 'SIGNET_PROFILE_SIGNING_KEY', default: '', description: 'PEM private key for SIGNET_PROFILE_SIGNING_CERT.' },
   { name: 'SIGNET_LOG_LEVEL', default: 'info', description: '`debug`, `info`, `warn`, `error` or `silent`.' },
+  { name: 'SIGNET_SESSION_IDLE_TIMEOUT', default: '86400', description: 'Seconds without a request after which a console session ends.' },
+  { name: 'SIGNET_SESSION_MAX_AGE', default: '1209600', description: 'Seconds after sign-in at which a console session ends however active (14 days).' },
+  { name: 'SIGNET_SIGN_IN_LIMIT', default: '10/60s,5/900s', description: 'Console sign-in attempts allowed per client address per window, then per email per window.' },
 ];
 
 type Env = Record<string, string | undefined>;
@@ -103,6 +108,8 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
   const storage = oneOf('SIGNET_STORAGE', ['disk', 's3'] as const);
   const bucket = get('SIGNET_S3_BUCKET');
   if (storage === 's3' && !bucket) throw new ConfigError('SIGNET_STORAGE=s3 needs SIGNET_S3_BUCKET');
+  const signIn = /^(\d+)\/(\d+)s,(\d+)\/(\d+)s$/.exec(get('SIGNET_SIGN_IN_LIMIT'));
+  if (!signIn || signIn.slice(1).some((n) => Number(n) < 1)) throw new ConfigError(`SIGNET_SIGN_IN_LIMIT must look like "10/60s,5/900s", got "${get('SIGNET_SIGN_IN_LIMIT')}"`);
   const rate = /^(\d+(?:\.\d+)?)\/s,(\d+)$/.exec(get('SIGNET_RATE_LIMIT'));
   if (!rate) throw new ConfigError(`SIGNET_RATE_LIMIT must look like "20/s,100", got "${get('SIGNET_RATE_LIMIT')}"`);
 
@@ -130,6 +137,11 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     ascBaseUrl: get('SIGNET_ASC_BASE_URL').replace(/\/+$/, ''),
     profileSigning: pair('SIGNET_PROFILE_SIGNING_CERT', 'SIGNET_PROFILE_SIGNING_KEY'),
     logLevel: oneOf('SIGNET_LOG_LEVEL', ['debug', 'info', 'warn', 'error', 'silent'] as const),
+    session: { idleTimeoutSeconds: integer('SIGNET_SESSION_IDLE_TIMEOUT', 60, 365 * 86400), maxAgeSeconds: integer('SIGNET_SESSION_MAX_AGE', 60, 365 * 86400) },
+    signInLimit: {
+      perAddress: { max: Number(signIn[1]), windowSeconds: Number(signIn[2]) },
+      perEmail: { max: Number(signIn[3]), windowSeconds: Number(signIn[4]) },
+    },
   };
 }
 

@@ -4,7 +4,7 @@
 import { SIGNING_ERRORS, SigningError, type SigningErrorCode } from './signing/errors.ts';
 
 export const SERVICE_ERRORS = {
-  unauthorized: 'A valid API key is required (Authorization: Bearer sk_…).',
+  unauthorized: 'A valid API key (Authorization: Bearer sk_…) or console session is required.',
   not_found: 'No such route or resource.',
   method_not_allowed: 'The route does not accept this method.',
   invalid_request: 'The request is malformed or a field is missing or invalid.',
@@ -56,6 +56,22 @@ export const SERVICE_ERRORS = {
   udid_challenge_invalid: 'The device enrollment is unknown or has expired; download the profile again.',
   device_response_invalid: 'The device\'s signed response could not be verified.',
   super_signing_unavailable: 'Per-device re-signing of iOS apps is not available in this build of Signet.',
+  // Console users, sessions and API-key scopes
+  insufficient_scope: "The API key's scopes or your role in the account do not allow this request.",
+  owner_required: 'Only an owner of the account can do this.',
+  csrf_token_invalid: 'The X-CSRF-Token header is missing or does not match the console session; reload the console.',
+  session_expired: 'The console session has expired or was signed out; sign in again.',
+  credentials_invalid: 'The email or password is incorrect.',
+  sign_in_throttled: 'Too many sign-in attempts; retry after the time in Retry-After.',
+  current_password_incorrect: 'The current password is incorrect.',
+  setup_token_invalid: 'The setup link is unknown, expired or already used.',
+  invitation_invalid: 'The invitation is unknown, expired, revoked or already accepted.',
+  password_reset_invalid: 'The password-reset link is unknown, expired or already used.',
+  email_taken: 'A user with this email already exists.',
+  member_not_found: 'No member with this id in the account.',
+  last_owner: 'An account needs at least one owner.',
+  api_key_not_found: 'No API key with this id.',
+  invitation_not_found: 'No open invitation with this id.',
   internal_error: 'An unexpected error occurred.',
 } as const;
 

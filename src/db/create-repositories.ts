@@ -6,7 +6,9 @@ import { certificateRepository } from './repositories/certificates.ts';
 import { developerAccountRepository } from './repositories/developer-accounts.ts';
 import { developerAppIdRepository } from './repositories/developer-app-ids.ts';
 import { distributionRepository } from './repositories/distributions.ts';
+import { invitationRepository, passwordResetRepository, sessionRepository, setupTokenRepository } from './repositories/sessions.ts';
 import { superSignatureRepository } from './repositories/super-signature.ts';
+import { userRepository } from './repositories/users.ts';
 import { taskRepository } from './repositories/tasks.ts';
 import { appRepository, uploadRepository } from './repositories/uploads.ts';
 import { idempotencyRepository, webhookDeliveryRepository } from './repositories/webhooks.ts';
@@ -29,5 +31,10 @@ export function createRepositories(db: Kysely<Database>, box: SecretBox): Reposi
     developerAccounts: developerAccountRepository(db, box),
     developerAppIds: developerAppIdRepository(db),
     superSignature: superSignatureRepository(db),
+    users: userRepository(db),
+    sessions: sessionRepository(db),
+    setupTokens: setupTokenRepository(db),
+    invitations: invitationRepository(db),
+    passwordResets: passwordResetRepository(db),
   };
 }

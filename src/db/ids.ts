@@ -2,7 +2,7 @@
 // what it is (tsk_… is a task) and cannot be guessed or enumerated.
 import { createHash, randomBytes } from 'node:crypto';
 
-export type IdPrefix = 'acc' | 'key' | 'app' | 'tsk' | 'crt' | 'prf' | 'whd' | 'job' | 'dst';
+export type IdPrefix = 'acc' | 'key' | 'app' | 'tsk' | 'crt' | 'prf' | 'whd' | 'job' | 'dst' | 'usr' | 'ses' | 'inv';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const URL_SAFE = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
@@ -54,4 +54,9 @@ export function newWebhookSecret(): string {
 /** Lowercase hex SHA-256, the stored form of API keys and idempotent request bodies. */
 export function sha256Hex(value: string | Buffer): string {
   return createHash('sha256').update(value).digest('hex');
+}
+
+/** A bearer token for a cookie or a one-time link (session, setup, invitation, reset): 43 url-safe characters (258 bits). */
+export function newSecretToken(): string {
+  return randomString(URL_SAFE, 43);
 }

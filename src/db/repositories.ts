@@ -7,7 +7,10 @@ import type { AppLinkRow, DistributionRow } from './distribution-tables.ts';
 import type { CertificateProfileRepository } from './repositories/certificate-profiles.ts';
 import type { DeveloperAccountRepository } from './repositories/developer-accounts.ts';
 import type { DeveloperAppIdRepository } from './repositories/developer-app-ids.ts';
+import type { InvitationRepository, PasswordResetRepository, SessionRepository, SetupTokenRepository } from './repositories/sessions.ts';
 import type { SuperSignatureRepository } from './repositories/super-signature.ts';
+import type { UserRepository } from './repositories/users.ts';
+import type { Scope } from './user-tables.ts';
 import type {
   AccountRow,
   ApiKeyRow,
@@ -52,9 +55,9 @@ export interface AccountRepository {
 
 export interface ApiKeyRepository {
   /** Generates `sk_` + base62(32 random bytes); `key` is returned this once and only its SHA-256 is stored. */
-  create(input: { accountId: string; label?: string | null }): Promise<{ key: string; apiKey: ApiKeyRow }>;
+  create(input: { accountId: string; label?: string | null; scopes?: readonly Scope[]; expiresAt?: Date | null; createdBy?: string | null }): Promise<{ key: string; apiKey: ApiKeyRow }>;
   /**
-   * Resolves a presented key to its account, or null (unknown, malformed or revoked). The lookup
+   * Resolves a presented key to its account, or null (unknown, malformed, revoked or expired). The lookup
    * is by SHA-256, then the stored and computed hashes are compared in constant time.
    * Updates last_used_at at most once a minute per key.
    */
@@ -240,6 +243,11 @@ export interface Repositories {
   developerAccounts: DeveloperAccountRepository;
   developerAppIds: DeveloperAppIdRepository;
   superSignature: SuperSignatureRepository;
+  users: UserRepository;
+  sessions: SessionRepository;
+  setupTokens: SetupTokenRepository;
+  invitations: InvitationRepository;
+  passwordResets: PasswordResetRepository;
 }
 
 export interface DistributionRepository {
@@ -266,12 +274,20 @@ export interface DistributionRepository {
   countDownload(id: string, now?: Date): Promise<number | null>;
   /** Downloads per UTC day, newest first (the last 366 days at most). */
   dailyDownloads(id: string): Promise<Array<{ day: string; downloads: number }>>;
+  /** The newest enabled distribution of an app (its permanent link serves it). */
+  latestForApp(appId: string): Promise<DistributionRow | null>;
+  /** Every distribution of the account (enabled or not), newest first: the console's links page. */
+  list(accountId: string, page?: PageRequest): Promise<Page<DistributionRow>>;
+  /** Every distribution of an app (enabled or not), newest first: the console's versions, the permanent link and the version history. */
+  listAllForApp(accountId: string, appId: string, page?: PageRequest): Promise<Page<DistributionRow>>;
+  /** Downloads of all of an app's links: the total, and per UTC day (newest first, at most 366 days). */
+  appDownloads(appId: string): Promise<{ total: number; byDay: Array<{ day: string; downloads: number }> }>;
+  /** Usable links per certificate of the account (enabled, unexpired, quota left), by certificate id. */
+  liveLinksByCertificate(accountId: string, now?: Date): Promise<Map<string, number>>;
   /** The app's permanent link, created with `slug` if it has none yet. */
   ensureAppLink(accountId: string, appId: string, slug: string): Promise<AppLinkRow>;
   findAppLink(appId: string): Promise<AppLinkRow | null>;
   findAppLinkBySlug(slug: string): Promise<AppLinkRow | null>;
-  /** Every distribution of an app (enabled or not), newest first: its permanent link and version history. */
-  listAllForApp(accountId: string, appId: string, page?: PageRequest): Promise<Page<DistributionRow>>;
   /**
    * Records that `clientKey` started a counted download of the link at `now` (replacing an older
    * start), and forgets starts older than `forgetBefore`.

@@ -12,6 +12,7 @@ import type { Selectable } from 'kysely';
 import type { DistributionTables } from './distribution-tables.ts';
 import type { ProfileTables } from './profile-tables.ts';
 import type { SuperTables } from './super-tables.ts';
+import type { UserTables } from './user-tables.ts';
 
 export type Platform = 'ios' | 'android';
 export type TaskStatus = 'pending' | 'processing' | 'succeeded' | 'failed' | 'canceled';
@@ -38,6 +39,12 @@ export interface ApiKeysTable {
   created_at: string;
   last_used_at: string | null;
   revoked_at: string | null;
+  /** Space-separated scopes (src/services/scopes.ts); keys made before migration 0006 have all. */
+  scopes: string;
+  /** After this time the key is refused; null: never expires. */
+  expires_at: string | null;
+  /** The console user who made it (null: the CLI or first start). */
+  created_by: string | null;
 }
 
 export interface UploadsTable {
@@ -180,7 +187,7 @@ export interface JobsTable {
 }
 
 /** Every table; later migrations' tables are declared beside them (distribution-tables.ts). */
-export interface Database extends DistributionTables, SuperTables, ProfileTables {
+export interface Database extends DistributionTables, SuperTables, ProfileTables, UserTables {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   uploads: UploadsTable;

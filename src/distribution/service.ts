@@ -123,6 +123,17 @@ export class DistributionService {
     };
   }
 
+  /** Links of the account, newest first (the console's links page). */
+  list(accountId: string, page: { limit: number; cursor: string | null }) {
+    return this.#db.repos.distributions.list(accountId, page);
+  }
+
+  /** What a link installs: the identity its task recorded. */
+  async appOf(distribution: DistributionRow): Promise<{ name: string | null; bundle_id: string | null; version: string | null; build: string | null }> {
+    const task = await this.#db.repos.tasks.find(distribution.account_id, distribution.task_id);
+    return { name: task?.app_name ?? null, bundle_id: task?.bundle_id ?? null, version: task?.app_version ?? null, build: task?.app_build ?? null };
+  }
+
   async forTask(accountId: string, taskId: string): Promise<DistributionRow> {
     const task = await this.#db.repos.tasks.find(accountId, taskId);
     if (!task) throw new AppError('task_not_found', `no task ${taskId}`);

@@ -3,7 +3,9 @@
 // ids and logging (fastify options), errors, auth + rate limit, multipart, OpenAPI collection,
 // then the routes.
 import { randomBytes } from 'node:crypto';
+import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
+import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { DistributionService } from '../distribution/service.ts';
@@ -15,9 +17,11 @@ import type { TaskService } from '../services/tasks.ts';
 import type { UploadService } from '../services/uploads.ts';
 import { InFlight } from './in-flight.ts';
 import { SWAGGER_OPTIONS } from './openapi.ts';
+import { consoleRoutes } from './console-static.ts';
 import { installAuth, type Authenticate } from './plugins/auth.ts';
 import { installErrorHandling } from './plugins/errors.ts';
 import { TokenBuckets, type RateLimitSettings } from './rate-limit.ts';
+import { accountRoutes, type AccountRouteDeps } from './routes/account.ts';
 import { appRoutes } from './routes/apps.ts';
 import { certificateRoutes } from './routes/certificates.ts';
 import { developerAccountRoutes } from './routes/developer-accounts.ts';
@@ -25,6 +29,7 @@ import { distributionRoutes } from './routes/distributions.ts';
 import { installPageRoutes } from './routes/install-pages.ts';
 import { opsRoutes, type ReadinessCheck } from './routes/ops.ts';
 import { pageAssetRoutes } from './routes/page-assets.ts';
+import { sessionRoutes, type SessionRouteDeps } from './routes/session.ts';
 import { taskRoutes } from './routes/tasks.ts';
 import { uploadRoutes } from './routes/uploads.ts';
 import { udidRoutes } from './routes/udid.ts';
@@ -49,6 +54,8 @@ export interface HttpDeps {
   /** fastify's logger option: `false`, or pino options (level, stream). */
   logger: FastifyServerOptions['logger'];
   https?: { cert: Buffer; key: Buffer } | null;
+  /** Console users, sessions and account settings, and the console's build folder (absent: API keys only). */
+  console?: Omit<SessionRouteDeps, 'secureCookies'> & AccountRouteDeps & { dir: string | null };
 }
 
 export interface HttpApp {
@@ -114,11 +121,21 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   // Only JSON and multipart bodies exist in this API; text/plain is refused with 415.
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app, allows);
-  installAuth(app, deps.authenticate, new TokenBuckets(deps.rateLimit));
+  const secureCookies = deps.baseUrl.startsWith('https://');
+  await app.register(cookie);
+  // Only the console's sign-in routes are limited by @fastify/rate-limit; API keys have their own
+  // token buckets (TokenBuckets).
+  await app.register(rateLimit, { global: false });
+  const auth = installAuth(app, { authenticate: deps.authenticate, sessions: deps.console?.sessions, buckets: new TokenBuckets(deps.rateLimit), secureCookies });
   await app.register(multipart, { throwFileSizeLimit: false });
   await app.register(swagger, SWAGGER_OPTIONS as never);
 
-  opsRoutes(app, { ready: deps.ready, baseUrl: deps.baseUrl, isClosing: () => closing });
+  opsRoutes(app, { ready: deps.ready, baseUrl: deps.baseUrl, isClosing: () => closing, auth });
+  if (deps.console) {
+    sessionRoutes(app, { ...deps.console, secureCookies });
+    accountRoutes(app, deps.console);
+    await consoleRoutes(app, { dir: deps.console.dir });
+  }
   uploadRoutes(app, { uploads: deps.uploads, maxUploadBytes: deps.maxUploadBytes, inFlight });
   taskRoutes(app, deps.tasks);
   certificateRoutes(app, deps.certificates);

@@ -3,6 +3,7 @@
 // security on every non-public route, and the whole error catalogue as a component.
 import type { FastifyInstance } from 'fastify';
 import { catalogueRows } from './error-status.ts';
+import type { RouteAuth } from './plugins/auth.ts';
 
 export const API_VERSION = '1.0.2';
 export const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/docs', '/v1/openapi.json']);
@@ -15,11 +16,21 @@ export const SWAGGER_OPTIONS = {
       version: API_VERSION,
       description:
         'Upload .ipa/.apk packages, sign them with your certificates, and download the signed artifacts. ' +
-        'Authenticate with `Authorization: Bearer sk_…`. Success bodies are `{code: 200, data}`; every error body is ' +
+        'Authenticate with `Authorization: Bearer sk_…` (an API key, limited to its scopes: `x-scope` on each operation), or with the ' +
+        "console's session cookie plus its CSRF token in `X-CSRF-Token` on requests that change something. " +
+        'Success bodies are `{code: 200, data}`; every error body is ' +
         '`{code: <HTTP status>, error: <stable code>, message}` with a code from the error catalogue (`x-error-catalogue`).',
     },
     components: {
-      securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An API key: `sk_` followed by 43 base62 characters.' } },
+      securitySchemes: {
+        bearer: { type: 'http', scheme: 'bearer', description: 'An API key: `sk_` followed by 43 base62 characters.' },
+        session: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'signet_session',
+          description: "The console's HttpOnly session cookie (POST /auth/sign-in). Requests other than GET also need `X-CSRF-Token: <csrf_token of GET /session>`.",
+        },
+      },
     },
   },
 } as const;
@@ -53,7 +64,7 @@ const MULTIPART_BODIES: Record<string, Record<string, unknown>> = {
 type Operation = { security?: unknown; servers?: unknown; [key: string]: unknown };
 type Document = { paths?: Record<string, Record<string, Operation>>; servers?: unknown; [key: string]: unknown };
 
-export function buildOpenApi(app: FastifyInstance, baseUrl: string): Document {
+export function buildOpenApi(app: FastifyInstance, baseUrl: string, auth: ReadonlyMap<string, RouteAuth> = new Map()): Document {
   const raw = (app as unknown as { swagger(): Document }).swagger();
   const doc: Document = structuredClone(raw);
   const paths: Record<string, Record<string, Operation>> = {};
@@ -62,7 +73,11 @@ export function buildOpenApi(app: FastifyInstance, baseUrl: string): Document {
     const relative = isV1 ? path.slice(3) : path;
     const out: Record<string, Operation> = {};
     for (const [method, operation] of Object.entries(item)) {
-      out[method] = PUBLIC_PATHS.has(path) ? { ...operation, security: [] } : { ...operation, security: [{ bearer: [] }] };
+      // fastify-swagger writes /v1/x/{id} for the route /v1/x/:id.
+      const how = auth.get(`${method.toUpperCase()} ${path.replace(/\{([^}]+)\}/g, ':$1')}`);
+      if (PUBLIC_PATHS.has(path) || how?.public) out[method] = { ...operation, security: [] };
+      else if (how?.sessionOnly) out[method] = { ...operation, security: [{ session: [] }] };
+      else out[method] = { ...operation, security: [{ bearer: [] }, { session: [] }], ...(how?.scope ? { 'x-scope': how.scope } : {}) };
       const multipart = MULTIPART_BODIES[`${method.toUpperCase()} ${path}`];
       if (multipart) out[method]!.requestBody = { required: true, content: { 'multipart/form-data': { schema: multipart } } };
     }

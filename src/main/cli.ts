@@ -18,6 +18,7 @@ const COMMANDS: Record<string, CommandGroup> = {
   inspect: { summary: 'Show what an .ipa or .apk is', load: () => import('./commands/inspect.ts') },
   keys: { summary: 'Manage API keys', load: () => import('./commands/keys.ts') },
   serve: { summary: 'Run the API server and signing workers', load: () => import('./commands/serve.ts') },
+  users: { summary: 'Manage console users (headless installs, password resets)', load: () => import('./commands/users.ts') },
   sign: { summary: 'Re-sign an .apk or .ipa with your key', load: () => import('./commands/sign.ts') },
   verify: { summary: 'Check the signatures of an .apk or .ipa', load: () => import('./commands/verify.ts') },
   webhooks: { summary: "Show or rotate an account's webhook signing secret", load: () => import('./commands/webhooks.ts') },

@@ -3,6 +3,7 @@
 // call it too (with their own signers) to run a real listening server in-process or in a child.
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { sql } from 'kysely';
 import { publicBaseUrl, type Config } from '../config.ts';
@@ -27,6 +28,11 @@ import type { Signer } from '../services/signer.ts';
 import { TaskService } from '../services/tasks.ts';
 import { UploadService, type PackageInspector } from '../services/uploads.ts';
 import { WebhookService } from '../services/webhooks.ts';
+import { AccountDeletionService } from '../services/account-deletion.ts';
+import { InvitationService } from '../services/invitations.ts';
+import { SessionService } from '../services/sessions.ts';
+import { SetupService } from '../services/setup.ts';
+import { UserService } from '../services/users.ts';
 import { DeveloperAccountService } from '../services/developer-accounts.ts';
 import { SuperTaskSigner } from '../super-signature/super-task-signer.ts';
 import { SignerPool } from '../services/signer-pool.ts';
@@ -39,8 +45,13 @@ export interface ServiceOverrides {
   /** fastify logger option; default: JSON logs on stdout at config.logLevel. */
   logger?: FastifyServerOptions['logger'];
   queueTuning?: QueueTuning;
-  /** Called with the first-start API key (default: printed on stdout). */
-  onBootstrapKey?: (key: string) => void;
+  /**
+   * Called with the one-time setup link while no console user exists (default: printed on the
+   * terminal, i.e. stderr, not into the JSON log stream on stdout).
+   */
+  onSetupLink?: (url: string) => void;
+  /** The console's build folder (default: console/dist of this checkout). */
+  consoleDir?: string | null;
   /** Super signature engines and App Store Connect client tuning (tests). */
   superSignature?: { deviceSigner?: DeviceBuildSigner; ascOptions?: { baseDelayMs?: number; maxRetries?: number } };
 }
@@ -55,6 +66,9 @@ export interface RunningService {
   /** Graceful shutdown: aborts uploads, hands running tasks back to the queue, closes everything. */
   close(): Promise<void>;
 }
+
+/** Where `npm run build:console` puts the console. */
+export const CONSOLE_DIST = fileURLToPath(new URL('../../console/dist/', import.meta.url));
 
 const inspectFile: PackageInspector = async (filePath) => {
   const source = await FileSource.open(filePath);
@@ -78,10 +92,9 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     const store = (blobs = await openBlobStore(config));
     const jobs = (queue = await openJobQueue(db, config.databaseUrl, overrides.queueTuning));
     const apiKeys = new ApiKeyService(db.repos);
-    const bootstrap = await apiKeys.bootstrap();
-    if (bootstrap) {
-      (overrides.onBootstrapKey ?? ((key) => process.stdout.write(`Created account "default". Its API key, shown only this once:\n${key}\n`)))(bootstrap.key);
-    }
+    const setup = new SetupService({ db });
+    // First run: no user yet. A fresh one-time link on every start until the owner exists.
+    const setupToken = await setup.issueToken();
 
     const baseUrlFor = (port: number) => publicBaseUrl({ ...config, port });
     // The base URL is known once the port is; services read it lazily through this holder.
@@ -136,7 +149,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       loadIdentity: async (bytes, options) => (await import('../signing/cms/index.ts')).loadIdentity(bytes, options),
       readProfile: profileReader,
     });
-    const apps = new AppService({ db, tasks });
+
     const webhooks = new WebhookService({
       db,
       get baseUrl() {
@@ -152,6 +165,24 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       },
       readFacts: (key) => store.withLocalFile(key, (file) => releaseReader.read(file)),
     });
+    const apps = new AppService({ db, tasks, distributions });
+
+    const baseUrl = () => base.url;
+    // The app's logger exists once the app does; the services built before it log through this.
+    let appLog: FastifyInstance['log'] | null = null;
+    const users = new UserService({ db, baseUrl });
+    const consoleDeps = {
+      db,
+      apiKeys,
+      users,
+      setup,
+      webhooks,
+      invitations: new InvitationService({ db, baseUrl }),
+      accountDeletion: new AccountDeletionService({ db, blobs: store, tasks, log: (message, error) => appLog?.warn({ err: error }, message) }),
+      sessions: new SessionService({ db, settings: config.session, csrfKey: db.secretBox.deriveKey('console-csrf-tokens') }),
+      limits: config.signInLimit,
+      dir: overrides.consoleDir === undefined ? CONSOLE_DIST : overrides.consoleDir,
+    };
 
     const logger = overrides.logger ?? (config.logLevel === 'silent' ? false : { level: config.logLevel });
     const https = config.tls ? { cert: await readFile(config.tls.certFile), key: await readFile(config.tls.keyFile) } : null;
@@ -178,7 +209,9 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       rateLimit: config.rateLimit,
       logger,
       https,
+      console: consoleDeps,
     });
+    appLog = app.log;
 
     if (config.workerConcurrency > 0) {
       const deviceFlow = new DeviceFlow({
@@ -230,6 +263,10 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         { public_url: base.url },
         'iOS install links need HTTPS: set SIGNET_PUBLIC_URL to the https:// address of a TLS reverse proxy, or SIGNET_TLS_CERT and SIGNET_TLS_KEY',
       );
+    }
+    if (setupToken !== null) {
+      const link = `${base.url}/setup?token=${setupToken}`;
+      (overrides.onSetupLink ?? ((url) => process.stderr.write(`\nSignet has no users yet. Open this one-time link to create the owner (valid for 24 hours):\n\n  ${url}\n\nHeadless install instead: signet users create --email you@example.com --account default --password-stdin\n\n`)))(link);
     }
     const host = config.host === '0.0.0.0' || config.host === '::' ? '127.0.0.1' : config.host;
     const url = `${config.tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;

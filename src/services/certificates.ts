@@ -195,12 +195,14 @@ export class CertificateService {
   async list(principal: Principal): Promise<CertificateView[]> {
     const rows = await collectRows((page) => this.options.db.repos.certificates.list(principal.accountId, page), (row) => row);
     const profiles = await this.options.db.repos.certificateProfiles.listForCertificates(principal.accountId, rows.filter((r) => r.kind === 'ios_enterprise').map((r) => r.id));
-    return Promise.all(rows.map(async (row) => certificateView(row, await this.complete(profiles.get(row.id) ?? []))));
+    const live = await this.options.db.repos.distributions.liveLinksByCertificate(principal.accountId);
+    return Promise.all(rows.map(async (row) => certificateView(row, await this.complete(profiles.get(row.id) ?? []), live.get(row.id) ?? 0)));
   }
 
   async get(principal: Principal, id: string): Promise<CertificateView> {
     const row = await this.find(principal, id);
-    return certificateView(row, await this.profilesOf(row));
+    const live = await this.options.db.repos.distributions.liveLinksByCertificate(principal.accountId);
+    return certificateView(row, await this.profilesOf(row), live.get(row.id) ?? 0);
   }
 
   async delete(principal: Principal, id: string): Promise<void> {

@@ -104,10 +104,12 @@ export interface CertificateView {
   profile: { name: string | null; app_id: string | null; type: string | null; expires_at: string | null } | null;
   /** iOS: every provisioning profile of the certificate, oldest first; Android: empty. */
   profiles: CertificateProfileView[];
+  /** Install links signed with it that can still be used. */
+  live_links: number;
   created_at: string;
 }
 
-export interface AppSummaryView {
+export interface AppRowView {
   app_id: string;
   platform: Platform;
   bundle_id: string;
@@ -116,9 +118,30 @@ export interface AppSummaryView {
   updated_at: string;
 }
 
+export interface ReleaseView {
+  distribution_id: string;
+  task_id: string;
+  version: string | null;
+  build: string | null;
+  url: string | null;
+  downloads: number;
+  enabled: boolean;
+  created_at: string;
+}
+
+export interface AppSummaryView extends AppRowView {
+  icon_url: string | null;
+  app_url: string | null;
+  qr_code_url: string | null;
+  latest_release: ReleaseView | null;
+  downloads: number;
+}
+
 export interface AppDetailView extends AppSummaryView {
   uploads: UploadView[];
   tasks: TaskView[];
+  releases: ReleaseView[];
+  downloads_by_day: Array<{ day: string; downloads: number }>;
 }
 
 export function uploadView(row: UploadRow): UploadView {
@@ -211,8 +234,8 @@ export function certificateProfileView(row: CertificateProfileRow): CertificateP
   };
 }
 
-/** `profiles`: the certificate's provisioning profiles, oldest first (iOS). */
-export function certificateView(row: CertificateRow, profiles: readonly CertificateProfileRow[] = []): CertificateView {
+/** `profiles`: the certificate's provisioning profiles, oldest first (iOS); `liveLinks`: usable install links signed with it. */
+export function certificateView(row: CertificateRow, profiles: readonly CertificateProfileRow[] = [], liveLinks = 0): CertificateView {
   const first = profiles[0];
   return {
     id: row.id,
@@ -226,10 +249,11 @@ export function certificateView(row: CertificateRow, profiles: readonly Certific
     not_after: row.not_after,
     profile: row.kind === 'ios_enterprise' ? { name: first?.name ?? null, app_id: first?.app_id ?? null, type: first?.type ?? null, expires_at: first?.expires_at ?? null } : null,
     profiles: profiles.map(certificateProfileView),
+    live_links: liveLinks,
     created_at: row.created_at,
   };
 }
 
-export function appSummaryView(row: AppRow): AppSummaryView {
+export function appSummaryView(row: AppRow): AppRowView {
   return { app_id: row.id, platform: row.platform, bundle_id: row.bundle_id, name: row.name, created_at: row.created_at, updated_at: row.updated_at };
 }

@@ -9,7 +9,7 @@ import { AppError } from '../errors.ts';
 import type { JobContext } from '../queue/job-queue.ts';
 import { taskView } from './views.ts';
 
-export type WebhookEvent = 'task.succeeded' | 'task.failed';
+export type WebhookEvent = 'task.succeeded' | 'task.failed' | 'ping';
 export const WEBHOOK_MAX_ATTEMPTS = 8;
 
 /** The Signet-Signature header value for `body` sent at `timestamp` (unix seconds). */
@@ -46,6 +46,30 @@ export class WebhookService {
     const account = await this.options.db.repos.accounts.findByName(accountName);
     if (!account) throw new AppError('not_found', `No account named "${accountName}".`);
     return options.rotate ? this.options.db.repos.accounts.rotateWebhookSecret(account.id) : this.options.db.repos.accounts.webhookSecret(account.id);
+  }
+
+  /** One signed `ping` event to `url`, for the console's "send a test event"; never retried. */
+  async sendTest(accountId: string, url: string): Promise<{ delivered: boolean; status_code: number | null; error: string | null; duration_ms: number }> {
+    const body = JSON.stringify({ event: 'ping', data: { account_id: accountId, sent_at: new Date().toISOString() } });
+    const secret = await this.options.db.repos.accounts.webhookSecret(accountId);
+    const started = performance.now();
+    let statusCode: number | null = null;
+    let error: string | null = null;
+    try {
+      const response = await (this.options.fetch ?? fetch)(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': 'Signet-Webhook/1', 'signet-signature': webhookSignature(secret, Math.floor(Date.now() / 1000), body), 'signet-event': 'ping' },
+        body,
+        redirect: 'manual',
+        signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
+      });
+      statusCode = response.status;
+      await response.body?.cancel();
+      if (statusCode < 200 || statusCode > 299) error = `receiver answered HTTP ${statusCode}`;
+    } catch (cause) {
+      error = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+    }
+    return { delivered: error === null, status_code: statusCode, error, duration_ms: Math.round(performance.now() - started) };
   }
 
   /** One delivery attempt; throws (so the queue retries) unless the receiver answered 2xx. */

@@ -9,6 +9,7 @@ import { Readable } from 'node:stream';
 import { describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { buildHttpApp } from '../../src/http/app.ts';
+import { SCOPES } from '../../src/services/scopes.ts';
 import { ERROR_STATUS } from '../../src/http/error-status.ts';
 import { ERROR_CATALOGUE } from '../../src/errors.ts';
 import type { TaskService } from '../../src/services/tasks.ts';
@@ -107,7 +108,7 @@ it('answers an unexpected bug with 500 internal_error and a generic message', as
     },
   } as unknown as TaskService;
   const { app } = await buildHttpApp({
-    authenticate: async () => ({ accountId: 'acc_test', keyId: 'key_test' }),
+    authenticate: async () => ({ accountId: 'acc_test', keyId: 'key_test', scopes: new Set(SCOPES), user: null }),
     uploads: {} as never,
     tasks: failing,
     certificates: {} as never,

@@ -142,7 +142,8 @@ describe('operations', () => {
     assert.deepEqual(create.requestBody.content['application/json'].schema.required.sort(), ['cert_type', 'file_key']);
     assert.match(create.responses['404'].description, /file_key_not_found/);
     assert.match(create.responses['422'].description, /cert_type_unsupported/);
-    assert.deepEqual(create.security, [{ bearer: [] }]);
+    assert.deepEqual(create.security, [{ bearer: [] }, { session: [] }], 'an API key or the console session');
+    assert.equal(create['x-scope'], 'tasks:write');
     assert.deepEqual(doc.paths['/apps/upload'].post.requestBody.content['multipart/form-data'].schema.required, ['file']);
     assert.ok(doc.paths['/certificates'].post.requestBody.content['multipart/form-data'].schema.properties.profile);
     assert.deepEqual(doc.paths['/healthz'].get.security, []);

@@ -1,4 +1,5 @@
-// `signet serve` as users run it (./bin/signet serve): first start prints one API key, once;
+// `signet serve` as users run it (./bin/signet serve): until a console user exists, each start
+// prints a one-time setup link on the terminal (stderr, not the JSON log on stdout);
 // SIGTERM shuts down cleanly, aborting uploads in flight (nothing partial left) and handing a
 // running task back to the queue, which finishes it after the restart.
 import assert from 'node:assert/strict';
@@ -39,13 +40,15 @@ function files(dir: string): string[] {
   return out.sort();
 }
 
-async function serveOnce(dataDir: string): Promise<{ lines: string[]; url: string; stop: () => Promise<number | null> }> {
+async function serveOnce(dataDir: string): Promise<{ lines: string[]; errors: string[]; url: string; stop: () => Promise<number | null> }> {
   const child = spawn(path.join(repoRoot, 'bin/signet'), ['serve'], {
     cwd: repoRoot,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SIGNET_DATA_DIR: dataDir, SIGNET_PORT: '0', SIGNET_HOST: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
+  const errors: string[] = [];
+  createInterface({ input: child.stderr }).on('line', (line) => errors.push(line));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
@@ -54,7 +57,7 @@ async function serveOnce(dataDir: string): Promise<{ lines: string[]; url: strin
     });
     exited.then((code) => reject(new Error(`exited ${code}: ${lines.join('\n')}`)));
   });
-  return { lines, url, stop: () => (child.kill('SIGTERM'), exited) };
+  return { lines, errors, url, stop: () => (child.kill('SIGTERM'), exited) };
 }
 
 it('is what `npm start` runs', () => {
@@ -63,12 +66,33 @@ it('is what `npm start` runs', () => {
   assert.equal(pkg.bin.signet, './bin/signet');
 });
 
-it('prints one API key on the first start only, and logs JSON with request ids but no keys', async () => {
+it('prints a one-time setup link on the terminal (not the log) until the owner exists, and logs JSON without secrets', async () => {
   const dataDir = freshDataDir('serve');
   const first = await serveOnce(dataDir);
-  const keyLine = first.lines.findIndex((l) => /^sk_[0-9A-Za-z]{43,}$/.test(l));
-  assert.ok(keyLine >= 0, first.lines.join('\n'));
-  const key = first.lines[keyLine]!;
+  const linkLine = first.errors.find((l) => /\/setup\?token=[A-Za-z0-9_-]{43}$/.test(l.trim()));
+  assert.ok(linkLine, first.errors.join('\n'));
+  const link = new URL(linkLine.trim());
+  const token = link.searchParams.get('token')!;
+  assert.equal(link.pathname, '/setup');
+  assert.ok(!first.lines.some((l) => l.includes(token)), 'the setup token is not in the JSON log stream');
+  assert.ok(!first.lines.some((l) => /^sk_/.test(l)), 'no API key is printed any more');
+
+  // The link creates the owner; the owner's session makes an API key (as the console does).
+  const setup = await fetch(`${first.url}/v1/setup`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ token, email: 'owner@example.com', password: 'correct horse battery' }),
+  });
+  assert.equal(setup.status, 200);
+  const cookie = setup.headers.getSetCookie().find((c) => c.startsWith('signet_session='))!.split(';')[0]!;
+  const session = (await setup.json()).data;
+  const made = await fetch(`${first.url}/v1/api-keys`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', cookie, 'x-csrf-token': session.csrf_token },
+    body: JSON.stringify({ label: 'ci', scopes: ['upload', 'tasks:read', 'tasks:write', 'certificates:write'] }),
+  });
+  assert.equal(made.status, 200);
+  const key = (await made.json()).data.key as string;
   const api = new Api(first.url, key);
   assert.equal((await api.get('/v1/tasks')).status, 200);
   assert.equal((await api.as(`sk_${'x'.repeat(43)}`).get('/v1/tasks')).status, 401);
@@ -77,18 +101,22 @@ it('prints one API key on the first start only, and logs JSON with request ids b
   assert.equal((await api.form('/v1/certificates', { kind: 'android', password: 'Wrong-distinctive', file: { name: 'k.p12', data: p12 } })).status, 422);
   assert.equal((await api.form('/v1/certificates', { kind: 'android', password: 'Hunter2-distinctive', file: { name: 'k.p12', data: p12 } })).status, 200);
   assert.equal(await first.stop(), 0);
-  assert.ok(!first.lines.some((l) => l.includes('distinctive')), 'passwords are never logged');
+  const output = [...first.lines, ...first.errors];
+  assert.ok(!output.some((l) => l.includes('distinctive') || l.includes('correct horse')), 'passwords are never logged');
   const logs = first.lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
   const completed = logs.filter((l) => l.msg === 'request completed');
   assert.ok(completed.length >= 2 && completed.every((l) => /^req_/.test(l.request_id)));
-  assert.ok(!first.lines.some((l, i) => i !== keyLine && l.includes(key)), 'the key appears nowhere else in the output');
-  assert.ok(!first.lines.some((l) => l.includes('x'.repeat(43))), 'presented keys are never logged');
+  assert.ok(!output.some((l) => l.includes(key)), 'the key appears nowhere in the output');
+  assert.ok(!output.some((l) => l.includes(cookie.split('=')[1]!)), 'session cookies are never logged');
+  assert.ok(!output.some((l) => l.includes('x'.repeat(43))), 'presented keys are never logged');
   assert.ok(files(dataDir).includes('master.key'));
   assert.equal(statSync(path.join(dataDir, 'master.key')).mode & 0o777, 0o600);
 
   const second = await serveOnce(dataDir);
-  assert.ok(!second.lines.some((l) => /^sk_/.test(l)), 'no key on later starts');
+  assert.ok(!second.errors.some((l) => l.includes('/setup?token=')), 'no setup link once the owner exists');
   assert.equal((await new Api(second.url, key).get('/v1/tasks')).status, 200);
+  const used = await fetch(`${second.url}/v1/setup?token=${token}`);
+  assert.deepEqual((await used.json()).data, { needed: false, token_valid: false, existing_accounts: [] });
   assert.equal(await second.stop(), 0);
 });
 

@@ -1,11 +1,11 @@
-// API keys: format, storage as SHA-256 only, authentication, revocation, and the first-start
-// bootstrap that creates exactly one key even when several processes start at once.
+// API keys: format, storage as SHA-256 only, authentication, revocation, scopes and expiry.
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { after, before, it } from 'node:test';
 import { loadConfig } from '../../src/config.ts';
 import { openDatabase, type Db } from '../../src/db/database.ts';
 import { ApiKeyService } from '../../src/services/api-keys.ts';
+import { SCOPES } from '../../src/services/scopes.ts';
 import { freshDataDir } from '../support/server.ts';
 
 let db: Db;
@@ -17,13 +17,22 @@ before(async () => {
 });
 after(() => db.close());
 
-it('bootstraps one key for account "default", once, even when raced', async () => {
-  const results = await Promise.all([keys.bootstrap(), keys.bootstrap(), keys.bootstrap()]);
-  const created = results.filter((r) => r !== null);
-  assert.equal(created.length, 1);
-  assert.equal(created[0]!.info.account, 'default');
-  assert.equal(await keys.bootstrap(), null);
-  assert.equal((await keys.list('default')).length, 1);
+it('gives CLI-made keys every scope, and scoped keys only theirs', async () => {
+  const all = await keys.create('default');
+  assert.deepEqual([...(await keys.authenticate(all.key))!.scopes], [...SCOPES]);
+  assert.deepEqual(all.info.scopes, [...SCOPES]);
+  const scoped = await keys.create('default', 'uploader', { scopes: ['tasks:read', 'upload'] });
+  assert.deepEqual(scoped.info.scopes, ['upload', 'tasks:read'], 'kept in catalogue order');
+  assert.deepEqual([...(await keys.authenticate(scoped.key))!.scopes].sort(), ['tasks:read', 'upload']);
+  await assert.rejects(keys.create('default', null, { scopes: ['root'] }), (error: any) => error.code === 'invalid_request');
+  await assert.rejects(keys.create('default', null, { scopes: [] }), (error: any) => error.code === 'invalid_request');
+});
+
+it('refuses a key after its expiry', async () => {
+  const soon = await keys.create('expiring', null, { expiresAt: new Date(Date.now() + 60_000) });
+  assert.ok(await keys.authenticate(soon.key));
+  await db.kysely.updateTable('api_keys').set({ expires_at: new Date(Date.now() - 1000).toISOString() }).where('id', '=', soon.info.id).execute();
+  assert.equal(await keys.authenticate(soon.key), null);
 });
 
 it('creates sk_ keys of 256 random bits stored only as SHA-256', async () => {

@@ -1,6 +1,8 @@
 // A TEST-ONLY `signet serve`: the production wiring (startService) with test signers chosen by
 // SIGNET_TEST_SIGNER, run as a child process by test/support/server.ts so tests can SIGKILL it.
-// Prints `SIGNET_URL <url>` once listening and `SIGNET_BOOTSTRAP_KEY <key>` on first start.
+// Prints `SIGNET_URL <url>` once listening, `SIGNET_SETUP_URL <url>` while no console user exists,
+// and on the first start of a data dir makes an API key for account `default` (as
+// `signet keys create --account default` would) and prints `SIGNET_BOOTSTRAP_KEY <key>`.
 // Like bin/signet, it enables Node's compile cache before loading the service, so the child's
 // memory profile matches production (test/support/server.ts also passes bin/signet's V8 flags).
 import module from 'node:module';
@@ -26,8 +28,14 @@ const service = await startService(loadConfig(process.env), {
     ...(process.env.SIGNET_TEST_LEASE_MS ? { leaseMs: Number(process.env.SIGNET_TEST_LEASE_MS) } : {}),
     ...(process.env.SIGNET_TEST_POLL_MS ? { pollIntervalMs: Number(process.env.SIGNET_TEST_POLL_MS) } : {}),
   },
-  onBootstrapKey: (key) => process.stdout.write(`SIGNET_BOOTSTRAP_KEY ${key}\n`),
+  onSetupLink: (url) => process.stdout.write(`SIGNET_SETUP_URL ${url}\n`),
+  // SIGNET_TEST_NO_CONSOLE=1: the API without the console (bench/console.ts compares the two).
+  ...(process.env.SIGNET_TEST_NO_CONSOLE ? { consoleDir: null } : {}),
 });
+if ((await service.db.repos.accounts.list()).length === 0) {
+  const { ApiKeyService } = await import('../../src/services/api-keys.ts');
+  process.stdout.write(`SIGNET_BOOTSTRAP_KEY ${(await new ApiKeyService(service.db.repos).create('default', 'test')).key}\n`);
+}
 process.stdout.write(`SIGNET_URL ${service.url}\n`);
 const stop = () => {
   service.close().then(

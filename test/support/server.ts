@@ -8,6 +8,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { loadConfig } from '../../src/config.ts';
 import { startService, type RunningService, type ServiceOverrides } from '../../src/main/service.ts';
+import { ApiKeyService } from '../../src/services/api-keys.ts';
 import { repoRoot, testOutputDir } from './fixtures.ts';
 
 const created: string[] = [];
@@ -33,8 +34,10 @@ export function freshDataDir(name: string): string {
 
 export interface TestServer {
   url: string;
-  /** The first-start API key of account `default`. */
+  /** An API key (every scope) of account `default`, made like `signet keys create --account default`. */
   key: string;
+  /** The one-time first-run link the server printed (`<url>/setup?token=…`). */
+  setupUrl: string | null;
   dataDir: string;
   service: RunningService;
   close(): Promise<void>;
@@ -43,7 +46,7 @@ export interface TestServer {
 /** startService on 127.0.0.1:0 with a fresh data dir; logs off unless SIGNET_TEST_LOGS=1. */
 export async function startTestServer(options: { env?: Record<string, string>; overrides?: ServiceOverrides; name?: string } = {}): Promise<TestServer> {
   const dataDir = freshDataDir(options.name ?? 'server');
-  let key = '';
+  let setupUrl: string | null = null;
   const config = loadConfig({
     SIGNET_PORT: '0',
     SIGNET_HOST: '127.0.0.1',
@@ -51,10 +54,12 @@ export async function startTestServer(options: { env?: Record<string, string>; o
     SIGNET_LOG_LEVEL: process.env.SIGNET_TEST_LOGS ? 'debug' : 'silent',
     ...options.env,
   });
-  const service = await startService(config, { ...options.overrides, onBootstrapKey: (k) => (key = k) });
+  const service = await startService(config, { onSetupLink: (url) => (setupUrl = url), ...options.overrides });
+  const { key } = await new ApiKeyService(service.db.repos).create('default', 'test');
   return {
     url: service.url,
     key,
+    setupUrl,
     dataDir,
     service,
     close: async () => {
@@ -77,8 +82,10 @@ export function productionNodeFlags(): string[] {
 
 export interface ChildServer {
   url: string;
-  /** Set on the first start of a data dir. */
+  /** An API key of account `default`, made on the first start of a data dir. */
   key: string | null;
+  /** The first-run setup link, printed while no console user exists. */
+  setupUrl: string | null;
   child: ChildProcess;
   /** Everything the child printed (JSON log lines and markers). */
   output: string[];
@@ -107,11 +114,13 @@ export async function spawnServer(options: { dataDir: string; env?: Record<strin
   const output: string[] = [];
   const exited = new Promise<number | NodeJS.Signals | null>((resolve) => child.once('exit', (code, signal) => resolve(signal ?? code)));
   let key: string | null = null;
+  let setupUrl: string | null = null;
   const url = await new Promise<string>((resolve, reject) => {
     const lines = createInterface({ input: child.stdout! });
     lines.on('line', (line) => {
       output.push(line);
       if (line.startsWith('SIGNET_BOOTSTRAP_KEY ')) key = line.slice('SIGNET_BOOTSTRAP_KEY '.length);
+      if (line.startsWith('SIGNET_SETUP_URL ')) setupUrl = line.slice('SIGNET_SETUP_URL '.length);
       if (line.startsWith('SIGNET_URL ')) resolve(line.slice('SIGNET_URL '.length));
     });
     createInterface({ input: child.stderr! }).on('line', (line) => output.push(line));
@@ -131,6 +140,7 @@ export async function spawnServer(options: { dataDir: string; env?: Record<strin
   return {
     url,
     key,
+    setupUrl,
     child,
     output,
     exited,

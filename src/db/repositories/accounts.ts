@@ -6,6 +6,7 @@ import { AppError } from '../../errors.ts';
 import { API_KEY_PATTERN, newApiKey, newId, newWebhookSecret, sha256Hex } from '../ids.ts';
 import type { AccountRepository, ApiKeyRepository } from '../repositories.ts';
 import type { AccountRow, ApiKeyRow, Database } from '../schema.ts';
+import { SCOPES } from '../user-tables.ts';
 import type { SecretBox } from '../secret-box.ts';
 import { nowIso } from './pagination.ts';
 
@@ -79,7 +80,7 @@ const LAST_USED_RESOLUTION_MS = 60_000;
 
 export function apiKeyRepository(db: Kysely<Database>): ApiKeyRepository {
   return {
-    async create({ accountId, label = null }) {
+    async create({ accountId, label = null, scopes = SCOPES, expiresAt = null, createdBy = null }) {
       const key = newApiKey();
       const apiKey: ApiKeyRow = {
         id: newId('key'),
@@ -90,6 +91,9 @@ export function apiKeyRepository(db: Kysely<Database>): ApiKeyRepository {
         created_at: nowIso(),
         last_used_at: null,
         revoked_at: null,
+        scopes: scopes.join(' '),
+        expires_at: expiresAt === null ? null : nowIso(expiresAt),
+        created_by: createdBy,
       };
       await db.insertInto('api_keys').values(apiKey).execute();
       return { key, apiKey };
@@ -108,6 +112,7 @@ export function apiKeyRepository(db: Kysely<Database>): ApiKeyRepository {
       // so that no code path ever compares key material with an early-exit `===`.
       if (found === undefined || !timingSafeEqual(Buffer.from(found.key_hash, 'hex'), Buffer.from(hash, 'hex'))) return null;
       if (found.revoked_at !== null) return null;
+      if (found.expires_at !== null && found.expires_at <= nowIso()) return null;
       const { account_name, webhook_secret_sealed, account_created_at, ...apiKey } = found;
       const now = Date.now();
       if (apiKey.last_used_at === null || now - Date.parse(apiKey.last_used_at) > LAST_USED_RESOLUTION_MS) {

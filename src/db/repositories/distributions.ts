@@ -94,6 +94,70 @@ export function distributionRepository(db: Kysely<Database>): DistributionReposi
         .execute();
     },
 
+    async list(accountId, page) {
+      const limit = pageLimit(page);
+      const cursor = decodeCursor(page?.cursor);
+      let query = db.selectFrom('distributions').selectAll().where('account_id', '=', accountId);
+      if (cursor !== null) query = query.where(before('created_at', 'id', cursor));
+      const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+      return toPage(rows, limit, (row) => row.created_at);
+    },
+
+    async listAllForApp(accountId, appId, page) {
+      const limit = pageLimit(page);
+      const cursor = decodeCursor(page?.cursor);
+      let query = db.selectFrom('distributions').selectAll().where('account_id', '=', accountId).where('app_id', '=', appId);
+      if (cursor !== null) query = query.where(before('created_at', 'id', cursor));
+      const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
+      return toPage(rows, limit, (row) => row.created_at);
+    },
+
+    async appDownloads(appId) {
+      const total = await db
+        .selectFrom('distributions')
+        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('downloads'), eb.lit(0)).as('n'))
+        .where('app_id', '=', appId)
+        .executeTakeFirstOrThrow();
+      const byDay = await db
+        .selectFrom('distribution_daily_downloads')
+        .innerJoin('distributions', 'distributions.id', 'distribution_daily_downloads.distribution_id')
+        .select(['distribution_daily_downloads.day', (eb) => eb.fn.sum<number>('distribution_daily_downloads.downloads').as('downloads')])
+        .where('distributions.app_id', '=', appId)
+        .groupBy('distribution_daily_downloads.day')
+        .orderBy('distribution_daily_downloads.day', 'desc')
+        .limit(366)
+        .execute();
+      return { total: Number(total.n), byDay: byDay.map((d) => ({ day: d.day, downloads: Number(d.downloads) })) };
+    },
+
+    async liveLinksByCertificate(accountId, now = new Date()) {
+      const rows = await db
+        .selectFrom('distributions')
+        .innerJoin('tasks', 'tasks.id', 'distributions.task_id')
+        .select(['tasks.certificate_id', (eb) => eb.fn.countAll<number>().as('n')])
+        .where('distributions.account_id', '=', accountId)
+        .where('distributions.enabled', '=', 'yes')
+        .where('tasks.certificate_id', 'is not', null)
+        .where(({ or, eb }) => or([eb('distributions.expires_at', 'is', null), eb('distributions.expires_at', '>', nowIso(now))]))
+        .where(({ or, eb }) => or([eb('distributions.max_downloads', 'is', null), eb('distributions.downloads', '<', eb.ref('distributions.max_downloads'))]))
+        .groupBy('tasks.certificate_id')
+        .execute();
+      return new Map(rows.map((r) => [r.certificate_id!, Number(r.n)]));
+    },
+
+    async latestForApp(appId) {
+      return (
+        (await db
+          .selectFrom('distributions')
+          .selectAll()
+          .where('app_id', '=', appId)
+          .where('enabled', '=', 'yes')
+          .orderBy('created_at', 'desc')
+          .orderBy('id', 'desc')
+          .executeTakeFirst()) ?? null
+      );
+    },
+
     async ensureAppLink(accountId, appId, slug): Promise<AppLinkRow> {
       await db
         .insertInto('app_links')
@@ -109,15 +173,6 @@ export function distributionRepository(db: Kysely<Database>): DistributionReposi
 
     async findAppLinkBySlug(slug) {
       return (await db.selectFrom('app_links').selectAll().where('slug', '=', slug).executeTakeFirst()) ?? null;
-    },
-
-    async listAllForApp(accountId, appId, page) {
-      const limit = pageLimit(page);
-      const cursor = decodeCursor(page?.cursor);
-      let query = db.selectFrom('distributions').selectAll().where('account_id', '=', accountId).where('app_id', '=', appId);
-      if (cursor !== null) query = query.where(before('created_at', 'id', cursor));
-      const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
-      return toPage(rows, limit, (row) => row.created_at);
     },
 
     async recordDownloadStart(id, clientKey, now, forgetBefore) {

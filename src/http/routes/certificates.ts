@@ -43,6 +43,7 @@ export function certificateRoutes(app: FastifyInstance, certificates: Certificat
   app.post(
     '/v1/certificates',
     {
+      config: { scope: 'certificates:write' },
       schema: {
         tags: ['Certificates'],
         summary: 'Upload a signing certificate',
@@ -97,6 +98,7 @@ export function certificateRoutes(app: FastifyInstance, certificates: Certificat
   app.delete(
     '/v1/certificates/:certificate_id',
     {
+      config: { scope: 'certificates:write' },
       schema: {
         tags: ['Certificates'],
         summary: 'Delete a certificate',

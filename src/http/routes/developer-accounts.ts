@@ -64,6 +64,7 @@ export function developerAccountRoutes(app: FastifyInstance, accounts: Developer
   app.post(
     '/v1/developer-accounts',
     {
+      config: { scope: 'certificates:write' },
       schema: {
         tags: ['Developer accounts'],
         summary: 'Register an Apple developer account for super signature',
@@ -111,6 +112,7 @@ export function developerAccountRoutes(app: FastifyInstance, accounts: Developer
   app.post(
     '/v1/developer-accounts/:developer_account_id/check',
     {
+      config: { scope: 'certificates:write' },
       schema: {
         tags: ['Developer accounts'],
         summary: 'Re-check a developer account against App Store Connect',
@@ -128,6 +130,7 @@ export function developerAccountRoutes(app: FastifyInstance, accounts: Developer
   app.delete(
     '/v1/developer-accounts/:developer_account_id',
     {
+      config: { scope: 'certificates:write' },
       schema: {
         tags: ['Developer accounts'],
         summary: 'Remove a developer account from Signet',

@@ -5,7 +5,7 @@ import type { DistributionRow } from '../../db/distribution-tables.ts';
 import type { DistributionService, DistributionSettings, ReleaseRequirements } from '../../distribution/service.ts';
 import { AppError } from '../../errors.ts';
 import { principalOf } from '../plugins/auth.ts';
-import { envelope, NullableString, Platform, responses, Timestamp } from '../schemas/common.ts';
+import { AppIdentity, envelope, NullableString, Platform, responses, Timestamp } from '../schemas/common.ts';
 import { IdParam } from '../schemas/resources.ts';
 
 const Nullable = <T extends Parameters<typeof Type.Union>[0][number]>(schema: T, description: string) =>
@@ -23,6 +23,7 @@ export const Distribution = Type.Object(
     manifest_url: NullableString('iOS only: the OTA manifest.'),
     itms_services_url: NullableString('iOS only: the `itms-services://` link that installs the app.'),
     app_url: NullableString("The app's permanent link, which always serves its newest release."),
+    app: Type.Object(AppIdentity, { additionalProperties: false, description: 'What the link installs.' }),
     expires_at: Nullable(Timestamp, 'After this time the link answers 410. Null: never.'),
     password_protected: Type.Boolean(),
     max_downloads: Nullable(Type.Integer(), 'Download quota; null: unlimited.'),
@@ -69,6 +70,7 @@ export function distributionRoutes(app: FastifyInstance, distributions: Distribu
     platform: d.platform,
     ...distributions.links(d),
     app_url: d.app_id ? await distributions.appLinkUrl(d.app_id) : null,
+    app: await distributions.appOf(d),
     expires_at: d.expires_at,
     password_protected: d.password_hash !== null,
     max_downloads: d.max_downloads,
@@ -98,6 +100,26 @@ export function distributionRoutes(app: FastifyInstance, distributions: Distribu
   );
 
   app.get(
+    '/v1/distributions',
+    {
+      schema: {
+        tags: ['Distributions'],
+        summary: 'List install links, newest first',
+        querystring: Type.Object({
+          limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
+          cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: '`next_cursor` of the previous page.' })),
+        }),
+        response: responses(envelope(Type.Object({ items: Type.Array(Distribution), next_cursor: Type.Union([Type.String(), Type.Null()]) }, { additionalProperties: false })), []),
+      },
+    },
+    async (request) => {
+      const query = request.query as { limit?: number; cursor?: string };
+      const page = await distributions.list(principalOf(request).accountId, { limit: query.limit ?? 20, cursor: query.cursor ?? null });
+      return { code: 200, data: { items: await Promise.all(page.items.map(view)), next_cursor: page.nextCursor } };
+    },
+  );
+
+  app.get(
     '/v1/distributions/:distribution_id',
     {
       schema: {
@@ -116,6 +138,7 @@ export function distributionRoutes(app: FastifyInstance, distributions: Distribu
   app.patch(
     '/v1/distributions/:distribution_id',
     {
+      config: { scope: 'links:write' },
       schema: {
         tags: ['Distributions'],
         summary: 'Change password, expiry, download quota or enabled',

@@ -210,6 +210,12 @@ export async function installPageRoutes(app: FastifyInstance, deps: InstallPageD
       return sendPage(reply, 200, await installPage(request, language, release, null, `/a/${slug}/history`));
     });
 
+    scope.get('/a/:slug/qr.svg', { config: PUBLIC, schema: schema("QR code of the app's permanent link (SVG)") }, async (request, reply) => {
+      const { slug } = request.params as { slug: string };
+      await distributions.latestRelease(slug);
+      return reply.type('image/svg+xml').header('cache-control', 'public, max-age=86400').send(await qrSvg(`${distributions.baseUrl}/a/${slug}`));
+    });
+
     scope.get('/a/:slug/history', { config: PUBLIC, schema: schema('Version history of an app', 'Each release once, newest first, with its state: available, password protected, expired, disabled or download limit reached.') }, async (request, reply) => {
       const { slug } = request.params as { slug: string };
       const language = pageLanguage(request, reply, deps.secure);

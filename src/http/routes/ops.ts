@@ -4,11 +4,12 @@ import { Type } from 'typebox';
 import { AppError } from '../../errors.ts';
 import { renderDocsPage } from '../docs-page.ts';
 import { buildOpenApi } from '../openapi.ts';
+import type { RouteAuth } from '../plugins/auth.ts';
 import { responses } from '../schemas/common.ts';
 
 export type ReadinessCheck = () => Promise<Record<string, 'ok'>>;
 
-export function opsRoutes(app: FastifyInstance, options: { ready: ReadinessCheck; baseUrl: string; isClosing: () => boolean }): void {
+export function opsRoutes(app: FastifyInstance, options: { ready: ReadinessCheck; baseUrl: string; isClosing: () => boolean; auth?: ReadonlyMap<string, RouteAuth> }): void {
   app.get(
     '/healthz',
     {
@@ -50,7 +51,7 @@ export function opsRoutes(app: FastifyInstance, options: { ready: ReadinessCheck
   let openapi: string | null = null;
   let docs: string | null = null;
   // Built on first request: every route is registered by then (ready() has run).
-  const document = (): string => (openapi ??= JSON.stringify(buildOpenApi(app, options.baseUrl)));
+  const document = (): string => (openapi ??= JSON.stringify(buildOpenApi(app, options.baseUrl, options.auth)));
 
   app.get(
     '/v1/openapi.json',

@@ -13,6 +13,7 @@ export function taskRoutes(app: FastifyInstance, tasks: TaskService): void {
   app.post(
     '/v1/tasks/create',
     {
+      config: { scope: 'tasks:write' },
       schema: {
         tags: ['Tasks'],
         summary: 'Create a signing task',
@@ -75,6 +76,7 @@ export function taskRoutes(app: FastifyInstance, tasks: TaskService): void {
   app.post(
     '/v1/tasks/:task_id/cancel',
     {
+      config: { scope: 'tasks:write' },
       schema: {
         tags: ['Tasks'],
         summary: 'Cancel a task',

@@ -48,6 +48,7 @@ export function uploadRoutes(app: FastifyInstance, deps: UploadRouteDeps): void 
   app.post(
     '/v1/apps/upload',
     {
+      config: { scope: 'upload' },
       schema: {
         tags: ['Apps'],
         summary: 'Upload an .ipa or .apk',

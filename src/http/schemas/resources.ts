@@ -182,6 +182,21 @@ export const Certificate = Type.Object(
       { description: 'iOS: the first of `profiles` (kept for clients of certificates with one profile).' },
     ),
     profiles: Type.Array(CertificateProfile, { description: 'iOS: every provisioning profile of the certificate, oldest first.' }),
+    live_links: Type.Integer({ description: 'Install links signed with it that can still be used (enabled, unexpired, quota left).' }),
+    created_at: Timestamp,
+  },
+  { additionalProperties: false },
+);
+
+export const Release = Type.Object(
+  {
+    distribution_id: Type.String({ description: '`dst_…`' }),
+    task_id: Type.String(),
+    version: NullableString(),
+    build: NullableString(),
+    url: NullableString('The install page.'),
+    downloads: Type.Integer(),
+    enabled: Type.Boolean(),
     created_at: Timestamp,
   },
   { additionalProperties: false },
@@ -195,12 +210,25 @@ export const AppSummary = Type.Object(
     name: NullableString(),
     created_at: Timestamp,
     updated_at: Timestamp,
+    icon_url: NullableString('Icon of the newest release (PNG).'),
+    app_url: NullableString("The app's permanent link (its newest release)."),
+    qr_code_url: NullableString('QR code of the permanent link (SVG).'),
+    latest_release: Type.Union([Release, Type.Null()], { description: 'The newest install link.' }),
+    downloads: Type.Integer({ description: 'Downloads of all its links.' }),
   },
   { additionalProperties: false },
 );
 
 export const AppDetail = Type.Object(
-  { ...AppSummary.properties, uploads: Type.Array(Upload, { description: 'Newest first.' }), tasks: Type.Array(Task, { description: 'Newest first.' }) },
+  {
+    ...AppSummary.properties,
+    uploads: Type.Array(Upload, { description: 'Newest first.' }),
+    tasks: Type.Array(Task, { description: 'Newest first.' }),
+    releases: Type.Array(Release, { description: 'Install links of this app, newest first.' }),
+    downloads_by_day: Type.Array(Type.Object({ day: Type.String({ description: 'UTC day, YYYY-MM-DD.' }), downloads: Type.Integer() }, { additionalProperties: false }), {
+      description: 'Downloads of all its links per UTC day, newest first.',
+    }),
+  },
   { additionalProperties: false },
 );
 

@@ -3,7 +3,9 @@
 import type { Command } from 'commander';
 import { loadConfig } from '../../config.ts';
 import { openDatabase, type Db } from '../../db/database.ts';
+import { AppError } from '../../errors.ts';
 import { ApiKeyService } from '../../services/api-keys.ts';
+import { SCOPES } from '../../services/scopes.ts';
 
 async function withKeys<T>(fn: (keys: ApiKeyService) => Promise<T>): Promise<T> {
   const db: Db = await openDatabase(loadConfig(process.env));
@@ -22,8 +24,13 @@ export function register(program: Command): void {
     .description('Create an API key (and the account, if missing); prints only the key, once')
     .requiredOption('--account <name>', 'account name')
     .option('--label <label>', 'a note to recognise the key by')
-    .action(async (options: { account: string; label?: string }) => {
-      const created = await withKeys((service) => service.create(options.account, options.label ?? null));
+    .option('--scopes <list>', `comma-separated scopes (default: all of ${SCOPES.join(',')})`)
+    .option('--expires <date>', 'ISO 8601 date-time after which the key is refused')
+    .action(async (options: { account: string; label?: string; scopes?: string; expires?: string }) => {
+      const expiresAt = options.expires === undefined ? null : new Date(options.expires);
+      if (expiresAt !== null && Number.isNaN(expiresAt.getTime())) throw new AppError('invalid_request', '--expires must be an ISO 8601 date-time');
+      const scopes = options.scopes?.split(',').map((s) => s.trim()).filter(Boolean);
+      const created = await withKeys((service) => service.create(options.account, options.label ?? null, { ...(scopes ? { scopes } : {}), expiresAt }));
       process.stdout.write(`${created.key}\n`);
     });
 
@@ -38,7 +45,10 @@ export function register(program: Command): void {
         process.stdout.write(`${JSON.stringify(list, null, 2)}\n`);
         return;
       }
-      const rows = [['ID', 'PREFIX', 'LABEL', 'CREATED', 'LAST USED', 'REVOKED'], ...list.map((k) => [k.id, `${k.prefix}…`, k.label ?? '', k.created_at, k.last_used_at ?? '', k.revoked_at ?? ''])];
+      const rows = [
+        ['ID', 'PREFIX', 'LABEL', 'SCOPES', 'CREATED', 'EXPIRES', 'LAST USED', 'REVOKED'],
+        ...list.map((k) => [k.id, `${k.prefix}…`, k.label ?? '', k.scopes.length === SCOPES.length ? 'all' : k.scopes.join(','), k.created_at, k.expires_at ?? '', k.last_used_at ?? '', k.revoked_at ?? '']),
+      ];
       const widths = rows[0]!.map((_, i) => Math.max(...rows.map((r) => r[i]!.length)));
       for (const row of rows) process.stdout.write(`${row.map((cell, i) => cell.padEnd(widths[i]!)).join('  ').trimEnd()}\n`);
     });
