@@ -30,6 +30,7 @@ import { DeveloperAccountService } from '../services/developer-accounts.ts';
 import { SuperTaskSigner } from '../super-signature/super-task-signer.ts';
 import { SignerPool } from '../services/signer-pool.ts';
 import { TaskWorker } from '../services/worker.ts';
+import { announceFirstStartKey } from './first-start-key.ts';
 import { productionSigners, productionProfileReader } from './signers.ts';
 
 export interface ServiceOverrides {
@@ -38,7 +39,7 @@ export interface ServiceOverrides {
   /** fastify logger option; default: JSON logs on stdout at config.logLevel. */
   logger?: FastifyServerOptions['logger'];
   queueTuning?: QueueTuning;
-  /** Called with the first-start API key (default: printed on stdout). */
+  /** Called with the first-start API key (default: stderr on a terminal, else a 0600 file; never the log). */
   onBootstrapKey?: (key: string) => void;
   /** Super signature engines and App Store Connect client tuning (tests). */
   superSignature?: { deviceSigner?: DeviceBuildSigner; ascOptions?: { baseDelayMs?: number; maxRetries?: number } };
@@ -78,7 +79,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     const apiKeys = new ApiKeyService(db.repos);
     const bootstrap = await apiKeys.bootstrap();
     if (bootstrap) {
-      (overrides.onBootstrapKey ?? ((key) => process.stdout.write(`Created account "default". Its API key, shown only this once:\n${key}\n`)))(bootstrap.key);
+      (overrides.onBootstrapKey ?? ((key) => announceFirstStartKey(key, config.dataDir)))(bootstrap.key);
     }
 
     const baseUrlFor = (port: number) => publicBaseUrl({ ...config, port });

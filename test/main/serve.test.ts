@@ -9,6 +9,7 @@ import { createInterface } from 'node:readline';
 import { Readable } from 'node:stream';
 import { after, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { FIRST_START_KEY_FILE, announceFirstStartKey } from '../../src/main/first-start-key.ts';
 import { Api, streamUpload } from '../support/api-client.ts';
 import { tinyApk } from '../support/app-packages.ts';
 import { repoRoot } from '../support/fixtures.ts';
@@ -39,13 +40,15 @@ function files(dir: string): string[] {
   return out.sort();
 }
 
-async function serveOnce(dataDir: string): Promise<{ lines: string[]; url: string; stop: () => Promise<number | null> }> {
+async function serveOnce(dataDir: string): Promise<{ lines: string[]; errors: string[]; url: string; stop: () => Promise<number | null> }> {
   const child = spawn(path.join(repoRoot, 'bin/signet'), ['serve'], {
     cwd: repoRoot,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SIGNET_DATA_DIR: dataDir, SIGNET_PORT: '0', SIGNET_HOST: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
   const lines: string[] = [];
+  const errors: string[] = [];
+  createInterface({ input: child.stderr }).on('line', (line) => errors.push(line));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
@@ -54,7 +57,7 @@ async function serveOnce(dataDir: string): Promise<{ lines: string[]; url: strin
     });
     exited.then((code) => reject(new Error(`exited ${code}: ${lines.join('\n')}`)));
   });
-  return { lines, url, stop: () => (child.kill('SIGTERM'), exited) };
+  return { lines, errors, url, stop: () => (child.kill('SIGTERM'), exited) };
 }
 
 it('is what `npm start` runs', () => {
@@ -63,12 +66,15 @@ it('is what `npm start` runs', () => {
   assert.equal(pkg.bin.signet, './bin/signet');
 });
 
-it('prints one API key on the first start only, and logs JSON with request ids but no keys', async () => {
+it('hands out one API key on the first start only, outside the JSON log, and logs request ids but no keys', async () => {
   const dataDir = freshDataDir('serve');
   const first = await serveOnce(dataDir);
-  const keyLine = first.lines.findIndex((l) => /^sk_[0-9A-Za-z]{43,}$/.test(l));
-  assert.ok(keyLine >= 0, first.lines.join('\n'));
-  const key = first.lines[keyLine]!;
+  // Not a terminal: the key goes to a 0600 file in the data dir, stderr says where.
+  const keyFile = path.join(dataDir, FIRST_START_KEY_FILE);
+  assert.equal(statSync(keyFile).mode & 0o777, 0o600);
+  const key = readFileSync(keyFile, 'utf8').trim();
+  assert.match(key, /^sk_[0-9A-Za-z]{43,}$/);
+  assert.ok(first.errors.some((l) => l.includes(keyFile)), first.errors.join('\n'));
   const api = new Api(first.url, key);
   assert.equal((await api.get('/v1/tasks')).status, 200);
   assert.equal((await api.as(`sk_${'x'.repeat(43)}`).get('/v1/tasks')).status, 401);
@@ -81,15 +87,22 @@ it('prints one API key on the first start only, and logs JSON with request ids b
   const logs = first.lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
   const completed = logs.filter((l) => l.msg === 'request completed');
   assert.ok(completed.length >= 2 && completed.every((l) => /^req_/.test(l.request_id)));
-  assert.ok(!first.lines.some((l, i) => i !== keyLine && l.includes(key)), 'the key appears nowhere else in the output');
+  assert.ok(![...first.lines, ...first.errors].some((l) => l.includes(key)), 'the key appears nowhere in the output');
   assert.ok(!first.lines.some((l) => l.includes('x'.repeat(43))), 'presented keys are never logged');
   assert.ok(files(dataDir).includes('master.key'));
   assert.equal(statSync(path.join(dataDir, 'master.key')).mode & 0o777, 0o600);
 
   const second = await serveOnce(dataDir);
-  assert.ok(!second.lines.some((l) => /^sk_/.test(l)), 'no key on later starts');
+  assert.ok(![...second.lines, ...second.errors].some((l) => /sk_|API key/.test(l)), 'no key on later starts');
   assert.equal((await new Api(second.url, key).get('/v1/tasks')).status, 200);
   assert.equal(await second.stop(), 0);
+});
+
+it('prints the first-start key on stderr when it is a terminal', () => {
+  const written: string[] = [];
+  const terminal = { isTTY: true, write: (text: string) => written.push(text) } as unknown as NodeJS.WriteStream;
+  announceFirstStartKey('sk_example', freshDataDir('tty-key'), terminal);
+  assert.deepEqual(written, ['Created account "default". Its API key, shown only this once:\nsk_example\n']);
 });
 
 it('on SIGTERM aborts uploads in flight and hands running tasks back to the queue', { timeout: 180_000 }, async () => {
