@@ -28,6 +28,7 @@ import { UploadService, type PackageInspector } from '../services/uploads.ts';
 import { WebhookService } from '../services/webhooks.ts';
 import { DeveloperAccountService } from '../services/developer-accounts.ts';
 import { SuperTaskSigner } from '../super-signature/super-task-signer.ts';
+import { KeystoreReader } from '../services/keystore-reader.ts';
 import { SignerPool } from '../services/signer-pool.ts';
 import { TaskWorker } from '../services/worker.ts';
 import { announceFirstStartKey } from './first-start-key.ts';
@@ -73,6 +74,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   let worker: Worker | null = null;
   let stopSweeper = async (): Promise<void> => {};
   let pool: SignerPool | null = null;
+  const keystores = new KeystoreReader();
   try {
     const store = (blobs = await openBlobStore(config));
     const jobs = (queue = await openJobQueue(db, config.databaseUrl, overrides.queueTuning));
@@ -98,14 +100,14 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       db,
       ascBaseUrl: config.ascBaseUrl,
       readIdentity: async (p12, password) => {
-        const { loadIdentity, describeCertificate } = await import('../signing/cms/index.ts');
-        const identity = await loadIdentity(p12, { password });
+        const { describeCertificate } = await import('../signing/cms/index.ts');
+        const identity = await keystores.loadIdentity(p12, { password });
         const info = describeCertificate(identity.certificate);
         return { certificate: identity.certificate, subject: info.subject, serial: info.serialNumber, teamId: info.teamId ?? null, notAfter: info.notAfter };
       },
       ...(overrides.superSignature?.ascOptions ? { ascOptions: overrides.superSignature.ascOptions } : {}),
     });
-    const deviceSigner = overrides.superSignature?.deviceSigner ?? resigningDeviceSigner({ appleCaDir: config.appleCaDir });
+    const deviceSigner = overrides.superSignature?.deviceSigner ?? resigningDeviceSigner({ appleCaDir: config.appleCaDir, loadIdentity: (p12, options) => keystores.loadIdentity(p12, options) });
     // UDID-capture profiles are signed with SIGNET_PROFILE_SIGNING_*, else the TLS pair, else not
     // at all; the CMS code loads only when there is something to sign with.
     const profileSigningFiles = config.profileSigning ?? config.tls;
@@ -128,11 +130,11 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         return base.url;
       },
     });
-    // The keystore readers (pkijs, node-forge) load on the first certificate upload, not at start:
-    // they are megabytes of code most processes never need.
+    // Keystores are opened on threads (KeystoreReader), which load the readers (pkijs, node-forge)
+    // on the first certificate upload, not at start: megabytes of code most processes never need.
     const certificates = new CertificateService({
       db,
-      loadIdentity: async (bytes, options) => (await import('../signing/cms/index.ts')).loadIdentity(bytes, options),
+      loadIdentity: (bytes, options) => keystores.loadIdentity(bytes, options),
       readProfile: profileReader,
     });
     const apps = new AppService({ db, tasks });
@@ -241,6 +243,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         await stopSweeper();
         await worker?.stop();
         await pool?.close();
+        await keystores.close();
         await jobs.close();
         await store.close();
         await db.close();
@@ -250,6 +253,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     await stopSweeper();
     await worker?.stop().catch(() => {});
     await pool?.close().catch(() => {});
+    await keystores.close().catch(() => {});
     await queue?.close().catch(() => {});
     await blobs?.close().catch(() => {});
     await db.close().catch(() => {});

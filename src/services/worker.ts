@@ -43,6 +43,37 @@ export interface TaskWorkerOptions {
 
 class TaskCanceled extends Error {}
 
+/**
+ * An exception the signing engine raised on this task's input that is neither a catalogue verdict
+ * nor a failure of the machine (see isTransient): the same input would raise it again, so the
+ * task fails on this attempt instead of being retried.
+ */
+class EngineFailure extends Error {
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = 'EngineFailure';
+  }
+}
+
+/** System error codes (errno, worker threads, aborts, undici) that say nothing about the input. */
+const TRANSIENT_CODE = /^(E[A-Z][A-Z0-9]+|ERR_WORKER_[A-Z_]+|ERR_STREAM_PREMATURE_CLOSE|ABORT_ERR|UND_ERR_[A-Z_]+)$/;
+/** A system error's message after crossing a thread boundary as text: "ENOSPC: no space left on device, write". */
+const TRANSIENT_MESSAGE = /(^|: )E[A-Z][A-Z0-9]+: /;
+
+/**
+ * Whether an error is the machine's rather than the input's: out of disk, file handles or memory,
+ * a killed thread, an aborted or timed-out operation. Those are worth another attempt; anything
+ * else an engine throws would recur.
+ */
+export function isTransient(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth += 1) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && TRANSIENT_CODE.test(code)) return true;
+    if (e.name === 'AbortError' || e.name === 'TimeoutError' || TRANSIENT_MESSAGE.test(e.message)) return true;
+  }
+  return false;
+}
+
 export class TaskWorker {
   private readonly options: TaskWorkerOptions;
   private readonly running = new Map<string, AbortController>();
@@ -149,14 +180,18 @@ export class TaskWorker {
       const result = await this.options.blobs.withLocalFile(
         task.input_blob_key,
         (inputPath) =>
-          signer.sign({
-            platform: task.platform,
-            certType: task.cert_type as CertType,
-            inputPath,
-            outputPath,
-            credential: certificate ? db.repos.certificates.credential(certificate) : { kind: 'developer_accounts', accountId: task.account_id },
-            signal,
-          }),
+          signer
+            .sign({
+              platform: task.platform,
+              certType: task.cert_type as CertType,
+              inputPath,
+              outputPath,
+              credential: certificate ? db.repos.certificates.credential(certificate) : { kind: 'developer_accounts', accountId: task.account_id },
+              signal,
+            })
+            .catch((error: unknown) => {
+              throw errorCodeOf(error) !== null || signal.aborted || isTransient(error) ? error : new EngineFailure(error);
+            }),
         { signal },
       );
       signal.throwIfAborted();
@@ -212,6 +247,15 @@ export class TaskWorker {
       // A catalogue error is a verdict on this input; running it again gives the same answer.
       await this.finish(task.id, { status: 'failed', error: { code, message: error instanceof Error ? error.message : ERROR_CATALOGUE[code] } });
       logger.info({ ...log, error_code: code }, 'task failed');
+      return;
+    }
+    if (error instanceof EngineFailure) {
+      // Logged with its stack: an engine should answer bad input with a catalogue code, so this is a bug to fix.
+      logger.error({ ...log, err: error.cause }, 'signing engine failed on this input; not retried');
+      await this.finish(task.id, {
+        status: 'failed',
+        error: { code: 'signing_failed', message: `${ERROR_CATALOGUE.signing_failed} The signing engine could not process this package; running it again would give the same result.` },
+      });
       return;
     }
     logger.error({ ...log, err: error }, 'task run crashed');

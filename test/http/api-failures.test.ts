@@ -1,5 +1,5 @@
 // The failure paths of the catalogue that need a particular setup: a certificate in use, a
-// signer that crashes (retried, then signing_failed), a shutdown during an upload
+// signer that crashes (signing_failed at once) or fails for a machine reason (retried), a shutdown during an upload
 // (service_unavailable), an unexpected bug (internal_error, no details leaked), and a webhook
 // receiver that keeps failing (webhook_failed).
 import assert from 'node:assert/strict';
@@ -17,7 +17,7 @@ import { Api, streamUpload } from '../support/api-client.ts';
 import { tinyApk } from '../support/app-packages.ts';
 import { testPki } from '../support/pki.ts';
 import { startTestServer } from '../support/server.ts';
-import { crashingSigner, slowCopySigner } from '../support/slow-signer.ts';
+import { crashingSigner, flakySigner, slowCopySigner } from '../support/slow-signer.ts';
 
 async function withCertificate(api: Api): Promise<string> {
   const pki = testPki();
@@ -83,7 +83,7 @@ describe('with a slow signer', () => {
   });
 });
 
-it('retries a crashing signer, then fails the task with signing_failed after 3 attempts', { timeout: 120_000 }, async () => {
+it('fails a task whose engine throws on the input with signing_failed on the first attempt', { timeout: 120_000 }, async () => {
   const server = await startTestServer({ name: 'crashing', overrides: { signers: [crashingSigner('android')] } });
   try {
     const api = new Api(server.url, server.key);
@@ -94,7 +94,22 @@ it('retries a crashing signer, then fails the task with signing_failed after 3 a
     assert.equal(task.status, 'failed');
     assert.equal(task.error.code, 'signing_failed');
     assert.doesNotMatch(task.error.message, /test signer/, 'internal error text is not shown to clients');
-    assert.equal(task.attempts, 3);
+    assert.equal(task.attempts, 1, 'the same input would fail the same way: no retries');
+  } finally {
+    await server.close();
+  }
+});
+
+it('retries a run that failed for a machine reason (ENOSPC), and succeeds', { timeout: 120_000 }, async () => {
+  const server = await startTestServer({ name: 'flaky', overrides: { signers: [flakySigner('android', 1)] } });
+  try {
+    const api = new Api(server.url, server.key);
+    await withCertificate(api);
+    const fileKey = (await api.upload('f.apk', tinyApk())).body.data.file_key;
+    const taskId = (await api.post('/v1/tasks/create', { file_key: fileKey, cert_type: 'enterprise' })).body.data.task_id;
+    const task = await settle(api, taskId);
+    assert.equal(task.status, 'succeeded', JSON.stringify(task.error));
+    assert.equal(task.attempts, 2);
   } finally {
     await server.close();
   }

@@ -30,13 +30,30 @@ export function failingSigner(platform: Platform): Signer {
   };
 }
 
-/** Throws a plain Error (a bug, not a verdict): the worker retries it, then fails signing_failed. */
+/** Throws a plain Error (an engine bug, not a verdict): the task fails signing_failed at once, not retried. */
 export function crashingSigner(platform: Platform): Signer {
   return {
     platform,
     certTypes: ['enterprise'],
     async sign(): Promise<SignResult> {
       throw new TypeError('test signer: unexpected internal failure');
+    },
+  };
+}
+
+/** Fails like a full disk on its first `failures` runs (a machine problem, retried), then copies. */
+export function flakySigner(platform: Platform, failures = 1): Signer {
+  let left = failures;
+  return {
+    platform,
+    certTypes: ['enterprise'],
+    async sign(request: SignRequest): Promise<SignResult> {
+      if (left > 0) {
+        left -= 1;
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
+      }
+      await copyFile(request.inputPath, request.outputPath);
+      return { app: { bundleId: null, name: null, version: null, build: null }, verification: ['test-only copy'] };
     },
   };
 }

@@ -3,7 +3,7 @@
 // one is fed to zlib in 1 MiB reads and inflated into one allocation. The file is never held
 // twice, which is what bounds memory for an 80 MiB executable. CRC-32 and size are checked as
 // the zip reader would check them.
-import { createInflateRaw, crc32 } from 'node:zlib';
+import { constants as zlibConstants, createInflateRaw, crc32 } from 'node:zlib';
 import type { DataSource } from '../../data-source.ts';
 import { SigningError } from '../../errors.ts';
 import { METHOD_STORED, type ZipEntry, type ZipReader } from '../../zip/index.ts';
@@ -27,7 +27,8 @@ async function inflateInto(source: DataSource, entry: ZipEntry): Promise<Buffer>
   // With a chunk size above the file size, node:zlib inflates everything into one buffer and
   // emits views of it (a new buffer is only taken when one is full), so the file is allocated
   // once. Should the chunks ever not be views of one buffer, they are copied into a fresh one.
-  const inflater = createInflateRaw({ chunkSize: entry.uncompressedSize + 1 });
+  // zlib refuses chunks under Z_MIN_CHUNK (64 bytes): a tiny (malformed) executable still gets one.
+  const inflater = createInflateRaw({ chunkSize: Math.max(zlibConstants.Z_MIN_CHUNK, entry.uncompressedSize + 1) });
   const end = entry.dataOffset + entry.compressedSize;
   const feed = (async () => {
     try {
