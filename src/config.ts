@@ -22,6 +22,15 @@ export interface Config {
   ascBaseUrl: string;
   profileSigning: { certFile: string; keyFile: string } | null;
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
+  /** fastify's trustProxy: false, true, a hop count, or trusted proxy addresses/CIDRs. */
+  trustProxy: boolean | number | string[];
+  publicRateLimit: { max: number; windowMs: number };
+  passwordAttempts: { max: number; windowMs: number };
+  limits: { headersTimeoutMs: number; bodyIdleMs: number; minBodyBytesPerSecond: number; maxConnectionsPerAddress: number };
+  /** SIGNET_OUTBOUND_ALLOW as given (parsed by src/services/outbound.ts). */
+  outboundAllow: string;
+  quotas: { pendingTasks: number; storageBytes: number };
+  metricsToken: string | null;
 }
 
 export class ConfigError extends Error {
@@ -59,6 +68,17 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'SIGNET_PROFILE_SIGNING_CERT', default: '', description: 'PEM certificate chain signing UDID-capture .mobileconfig files (default: the TLS certificate).' },
   { name: 'SIGNET_PROFILE_SIGNING_KEY', default: '', description: 'PEM private key for SIGNET_PROFILE_SIGNING_CERT.' },
   { name: 'SIGNET_LOG_LEVEL', default: 'info', description: '`debug`, `info`, `warn`, `error` or `silent`.' },
+  { name: 'SIGNET_TRUST_PROXY', default: '', description: 'Behind a reverse proxy: `true`, the number of proxy hops, or the proxies\' addresses/CIDRs (comma-separated), so client addresses (rate limits, logs) come from X-Forwarded-For. Unset: the socket address.' },
+  { name: 'SIGNET_PUBLIC_RATE_LIMIT', default: '120/min', description: 'Requests per client address and public route (install pages, downloads, QR codes, manifests, UDID), e.g. `120/min`, `10/s`.' },
+  { name: 'SIGNET_PASSWORD_ATTEMPTS', default: '10/min', description: 'Wrong install-link passwords per link and client address before a lockout (doubling with each further lockout, up to an hour); ten times as many per link from all addresses.' },
+  { name: 'SIGNET_HEADERS_TIMEOUT', default: '20', description: 'Seconds a client may take to send the request headers.' },
+  { name: 'SIGNET_BODY_IDLE_TIMEOUT', default: '30', description: 'Seconds a request body may stall before the request is answered 408 and the connection closed.' },
+  { name: 'SIGNET_MIN_BODY_RATE', default: '4096', description: 'Bytes per second a request body must average after its first 10 seconds (slower clients get 408); 0 turns the check off.' },
+  { name: 'SIGNET_MAX_CONNECTIONS_PER_ADDRESS', default: '64', description: 'Open connections per client address (0 = no cap; off when SIGNET_TRUST_PROXY is set).' },
+  { name: 'SIGNET_OUTBOUND_ALLOW', default: '', description: 'Private destinations webhooks may call anyway: comma-separated CIDRs, addresses and host names (`*.corp.example`). Loopback, private, link-local, CGNAT, unique-local, multicast and cloud-metadata addresses are refused otherwise.' },
+  { name: 'SIGNET_QUOTA_PENDING_TASKS', default: '1000', description: 'Pending and processing tasks per account (more are refused with 429 task_quota_exceeded); 0 = no quota.' },
+  { name: 'SIGNET_QUOTA_STORAGE_BYTES', default: '107374182400', description: 'Bytes per account of uploads and signed artifacts (100 GiB; uploads past it are refused with 413 storage_quota_exceeded); 0 = no quota.' },
+  { name: 'SIGNET_METRICS_TOKEN', default: '', description: 'Serves Prometheus metrics at /metrics to requests with `Authorization: Bearer <token>`. Unset: no /metrics.' },
 ];
 
 type Env = Record<string, string | undefined>;
@@ -106,6 +126,23 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
   const rate = /^(\d+(?:\.\d+)?)\/s,(\d+)$/.exec(get('SIGNET_RATE_LIMIT'));
   if (!rate) throw new ConfigError(`SIGNET_RATE_LIMIT must look like "20/s,100", got "${get('SIGNET_RATE_LIMIT')}"`);
 
+  const perWindow = (name: string): { max: number; windowMs: number } => {
+    const raw = get(name);
+    const match = /^(\d+)\/(?:(\d*)s|(min)|(h))$/.exec(raw);
+    const max = Number(match?.[1]);
+    if (!match || max < 1) throw new ConfigError(`${name} must look like "120/min", "10/s", "50/30s" or "500/h", got "${raw}"`);
+    const windowMs = match[3] ? 60_000 : match[4] ? 3_600_000 : (match[2] ? Number(match[2]) : 1) * 1000;
+    if (windowMs < 1000) throw new ConfigError(`${name}: the window must be at least one second, got "${raw}"`);
+    return { max, windowMs };
+  };
+  const trustProxy = ((): boolean | number | string[] => {
+    const raw = get('SIGNET_TRUST_PROXY');
+    if (raw === '' || raw === 'false') return false;
+    if (raw === 'true') return true;
+    if (/^\d+$/.test(raw)) return Number(raw);
+    return raw.split(',').map((s) => s.trim()).filter(Boolean);
+  })();
+
   return {
     port,
     host: get('SIGNET_HOST'),
@@ -130,6 +167,18 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     ascBaseUrl: get('SIGNET_ASC_BASE_URL').replace(/\/+$/, ''),
     profileSigning: pair('SIGNET_PROFILE_SIGNING_CERT', 'SIGNET_PROFILE_SIGNING_KEY'),
     logLevel: oneOf('SIGNET_LOG_LEVEL', ['debug', 'info', 'warn', 'error', 'silent'] as const),
+    trustProxy,
+    publicRateLimit: perWindow('SIGNET_PUBLIC_RATE_LIMIT'),
+    passwordAttempts: perWindow('SIGNET_PASSWORD_ATTEMPTS'),
+    limits: {
+      headersTimeoutMs: integer('SIGNET_HEADERS_TIMEOUT', 1, 3600) * 1000,
+      bodyIdleMs: integer('SIGNET_BODY_IDLE_TIMEOUT', 1, 3600) * 1000,
+      minBodyBytesPerSecond: integer('SIGNET_MIN_BODY_RATE', 0, 1024 * 1024 * 1024),
+      maxConnectionsPerAddress: trustProxy === false ? integer('SIGNET_MAX_CONNECTIONS_PER_ADDRESS', 0, 1_000_000) : 0,
+    },
+    outboundAllow: get('SIGNET_OUTBOUND_ALLOW'),
+    quotas: { pendingTasks: integer('SIGNET_QUOTA_PENDING_TASKS', 0, 100_000_000), storageBytes: integer('SIGNET_QUOTA_STORAGE_BYTES', 0, Number.MAX_SAFE_INTEGER) },
+    metricsToken: optional('SIGNET_METRICS_TOKEN'),
   };
 }
 

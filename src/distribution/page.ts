@@ -89,7 +89,7 @@ ${insecure}
 ${qrFirst ? html`${qr}${action}` : html`${action}${qr}`}
 ${model.historyUrl ? html`<p class="hint"><a href="${model.historyUrl}">Earlier versions</a></p>` : ''}
 </main>
-${visitor.device === 'mac-or-ipad' && ios ? raw(IPAD_SCRIPT) : ''}`;
+${visitor.device === 'mac-or-ipad' && ios ? raw(`<script>${IPAD_SCRIPT}</script>`) : ''}`;
 
   return page(title, body);
 }
@@ -148,7 +148,7 @@ function page(title: string, body: Html): string {
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <meta name="robots" content="noindex">
 <title>${html`${title}`}</title>
-<style>${STYLE}</style>
+<style>${PAGE_STYLE}</style>
 </head>
 <body>
 ${body}
@@ -163,15 +163,17 @@ function formatSize(bytes: number): string {
 }
 
 // Promote the iOS button when a "Mac" turns out to be a touch device (iPadOS desktop mode).
-const IPAD_SCRIPT = `<script>
+// Inline scripts and styles are constants: the Content-Security-Policy allows exactly these by
+// their SHA-256 (INLINE_SOURCES), so nothing else inline can run.
+const IPAD_SCRIPT = `
 if (navigator.maxTouchPoints > 0) {
   var hint = document.getElementById('ipad-hint'), link = document.getElementById('install-ipad');
   if (hint && link) { link.className = 'button'; link.id = 'install'; link.textContent = 'Install'; hint.replaceWith(link); }
   var qr = document.getElementById('qr'); if (qr) qr.parentNode.appendChild(qr);
 }
-</script>`;
+`;
 
-const STYLE = `
+export const PAGE_STYLE = `
 *{box-sizing:border-box}body{margin:0;font:16px/1.5 -apple-system,BlinkMacSystemFont,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif;background:#f4f5f7;color:#1c1e21}
 main{max-width:28rem;margin:0 auto;padding:2rem 1.25rem;text-align:center}
 .icon{width:96px;height:96px;border-radius:22px;box-shadow:0 1px 4px rgba(0,0,0,.2)}
@@ -189,3 +191,6 @@ form{display:flex;flex-direction:column;gap:.5rem;margin-top:1.5rem;text-align:l
 .overlay h2{font-size:1.4rem;text-align:right}.overlay p{text-align:right}
 table{width:100%;border-collapse:collapse;background:#fff;border-radius:8px;text-align:left}caption{text-align:left;color:#555;padding:.5rem 0}th,td{padding:.5rem;border-bottom:1px solid #e3e3e3}
 `;
+
+/** Every inline <script> and <style> body the pages use, for the CSP's hashes. */
+export const INLINE_SOURCES = { scripts: [IPAD_SCRIPT], styles: [PAGE_STYLE] } as const;

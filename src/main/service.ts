@@ -5,7 +5,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { sql } from 'kysely';
-import { publicBaseUrl, type Config } from '../config.ts';
+import { ConfigError, publicBaseUrl, type Config } from '../config.ts';
 import { openDatabase, type Db } from '../db/database.ts';
 import { DistributionService } from '../distribution/service.ts';
 import { DeviceFlow } from '../super-signature/device-flow.ts';
@@ -29,6 +29,8 @@ import { WebhookService } from '../services/webhooks.ts';
 import { DeveloperAccountService } from '../services/developer-accounts.ts';
 import { SuperTaskSigner } from '../super-signature/super-task-signer.ts';
 import { KeystoreReader } from '../services/keystore-reader.ts';
+import { Metrics } from '../services/metrics.ts';
+import { OutboundAllowList, type OutboundOptions } from '../services/outbound.ts';
 import { SignerPool } from '../services/signer-pool.ts';
 import { TaskWorker } from '../services/worker.ts';
 import { announceFirstStartKey } from './first-start-key.ts';
@@ -79,6 +81,13 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     const store = (blobs = await openBlobStore(config));
     const jobs = (queue = await openJobQueue(db, config.databaseUrl, overrides.queueTuning));
     const apiKeys = new ApiKeyService(db.repos);
+    const metrics = new Metrics({ taskCounts: () => db.repos.tasks.countByStatus() });
+    let outbound: OutboundOptions;
+    try {
+      outbound = { allow: new OutboundAllowList(config.outboundAllow) };
+    } catch (error) {
+      throw new ConfigError((error as Error).message);
+    }
     const bootstrap = await apiKeys.bootstrap();
     if (bootstrap) {
       (overrides.onBootstrapKey ?? ((key) => announceFirstStartKey(key, config.dataDir)))(bootstrap.key);
@@ -94,6 +103,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       inspect: inspectFile,
       maxUploadBytes: config.maxUploadBytes,
       fileKeyTtlSeconds: config.fileKeyTtlSeconds,
+      storageQuotaBytes: config.quotas.storageBytes,
+      onReceived: (bytes, platform) => metrics.uploadBytes.inc({ platform }, bytes),
     });
     // Super signature: developer accounts (App Store Connect), UDID capture, per-device builds.
     const developerAccounts = new DeveloperAccountService({
@@ -122,6 +133,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       },
     });
     const tasks = new TaskService({
+      pendingTaskQuota: config.quotas.pendingTasks,
+      outbound,
       hasDeveloperAccount: async (accountId) => (await db.repos.developerAccounts.list(accountId)).some((a) => developerAccounts.usable(a)),
       db,
       queue,
@@ -140,6 +153,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     const apps = new AppService({ db, tasks });
     const webhooks = new WebhookService({
       db,
+      outbound,
+      onOutcome: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
       get baseUrl() {
         return base.url;
       },
@@ -176,6 +191,11 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       },
       maxUploadBytes: config.maxUploadBytes,
       rateLimit: config.rateLimit,
+      publicRateLimit: config.publicRateLimit,
+      passwordAttempts: config.passwordAttempts,
+      connectionLimits: config.limits,
+      trustProxy: config.trustProxy,
+      metrics: { metrics, token: config.metricsToken },
       logger,
       https,
     });
@@ -203,6 +223,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         webhooks,
         workDir: path.join(config.dataDir, 'tmp', 'work'),
         onSucceeded: (task) => distributions.publish(task),
+        onSigned: (task, seconds, outcome) => metrics.signingDuration.observe({ platform: task.platform, cert_type: task.cert_type, outcome }, seconds),
         logger: app.log,
       });
       worker = queue.start({

@@ -7,6 +7,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../db/database.ts';
 import { AppError } from '../errors.ts';
 import type { JobContext } from '../queue/job-queue.ts';
+import { OutboundAllowList, OutboundRefused, postOutbound, type OutboundOptions } from './outbound.ts';
 import { taskView } from './views.ts';
 
 export type WebhookEvent = 'task.succeeded' | 'task.failed';
@@ -31,7 +32,10 @@ export interface WebhookServiceOptions {
   db: Db;
   baseUrl: string;
   timeoutMs?: number;
-  fetch?: typeof fetch;
+  /** Which destinations may be called (default: public addresses only). */
+  outbound?: OutboundOptions;
+  /** Counts delivery outcomes (metrics). */
+  onOutcome?: (outcome: 'delivered' | 'failed' | 'refused') => void;
 }
 
 export class WebhookService {
@@ -61,37 +65,44 @@ export class WebhookService {
     const started = performance.now();
     let statusCode: number | null = null;
     let error: string | null = null;
+    let refused = false;
     try {
-      const response = await (this.options.fetch ?? fetch)(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'Signet-Webhook/1',
-          'signet-signature': webhookSignature(secret, timestamp, body),
-          'signet-event': payload.event,
-          'signet-delivery-attempt': String(context.attempt),
+      const response = await postOutbound(
+        url,
+        {
+          headers: {
+            'content-type': 'application/json',
+            'user-agent': 'Signet-Webhook/1',
+            'signet-signature': webhookSignature(secret, timestamp, body),
+            'signet-event': payload.event,
+            'signet-delivery-attempt': String(context.attempt),
+          },
+          body,
+          signal: AbortSignal.any([context.signal, AbortSignal.timeout(this.options.timeoutMs ?? 10_000)]),
         },
-        body,
-        redirect: 'manual',
-        signal: AbortSignal.any([context.signal, AbortSignal.timeout(this.options.timeoutMs ?? 10_000)]),
-      });
+        this.options.outbound ?? { allow: new OutboundAllowList('') },
+      );
       statusCode = response.status;
-      await response.body?.cancel();
       if (statusCode < 200 || statusCode > 299) error = `receiver answered HTTP ${statusCode}`;
     } catch (cause) {
-      error = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+      refused = cause instanceof OutboundRefused;
+      error = refused ? `destination refused: ${(cause as Error).message}` : cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
     }
+    const outcome = refused ? 'refused' : error === null ? 'delivered' : 'failed';
+    this.options.onOutcome?.(outcome);
     await db.repos.webhookDeliveries.record({
       taskId: task.id,
       accountId: task.account_id,
       event: payload.event,
       url,
       attempt: context.attempt,
-      outcome: error === null ? 'delivered' : 'failed',
+      outcome,
       statusCode,
       error,
       durationMs: performance.now() - started,
     });
+    // A refused destination is final: retrying would only probe it again.
+    if (refused) return;
     if (error !== null) throw new AppError('webhook_failed', `Webhook ${payload.event} to ${new URL(url).origin} failed: ${error}`);
   }
 }

@@ -39,6 +39,8 @@ export interface TaskWorkerOptions {
    * does not undo the success: the link is created on first request instead.
    */
   onSucceeded?: (task: TaskRow) => Promise<unknown>;
+  /** Reports each signing run's duration (metrics); `outcome` is ok, a catalogue code, or error. */
+  onSigned?: (task: TaskRow, seconds: number, outcome: string) => void;
 }
 
 class TaskCanceled extends Error {}
@@ -179,8 +181,10 @@ export class TaskWorker {
     try {
       const result = await this.options.blobs.withLocalFile(
         task.input_blob_key,
-        (inputPath) =>
-          signer
+        (inputPath) => {
+          const started = performance.now();
+          const report = (outcome: string) => this.options.onSigned?.(task, (performance.now() - started) / 1000, outcome);
+          return signer
             .sign({
               platform: task.platform,
               certType: task.cert_type as CertType,
@@ -189,9 +193,17 @@ export class TaskWorker {
               credential: certificate ? db.repos.certificates.credential(certificate) : { kind: 'developer_accounts', accountId: task.account_id },
               signal,
             })
-            .catch((error: unknown) => {
-              throw errorCodeOf(error) !== null || signal.aborted || isTransient(error) ? error : new EngineFailure(error);
-            }),
+            .then(
+              (result) => {
+                report('ok');
+                return result;
+              },
+              (error: unknown) => {
+                report(signal.aborted ? 'aborted' : (errorCodeOf(error) ?? 'error'));
+                throw errorCodeOf(error) !== null || signal.aborted || isTransient(error) ? error : new EngineFailure(error);
+              },
+            );
+        },
         { signal },
       );
       signal.throwIfAborted();

@@ -59,9 +59,9 @@ export function renderSuperSection(input: SuperSectionInput): Html {
   }
   const text = PROGRESS[enrollment.state] ?? 'Preparing…';
   const self = `${input.pagePath}?enrollment=${enrollment.id}`;
-  return html`<p class="notice" role="status" id="progress" data-state="${enrollment.state}">${text}</p>
+  return html`<p class="notice" role="status" id="progress" data-state="${enrollment.state}" data-refresh="${self}">${text}</p>
 <p class="hint"><a href="${self}">Refresh</a></p>
-${raw(`<script>setTimeout(function () { location.replace(${JSON.stringify(self)}); }, 3000);</script>`)}`;
+${raw(`<script>${REFRESH_SCRIPT}</script>`)}`;
 }
 
 /** iOS 16+ runs ad-hoc apps only with Developer Mode on (§3.0); the toggle appears after the install. */
@@ -75,3 +75,6 @@ export function withEnrollment(url: string, enrollmentId: string | undefined): s
   if (enrollmentId === undefined) return url;
   return `${url}${url.includes('?') ? '&' : '?'}enrollment=${encodeURIComponent(enrollmentId)}`;
 }
+
+/** Reloads the page while a registration is in progress; a constant, allowed by its hash in the CSP. */
+export const REFRESH_SCRIPT = "setTimeout(function () { var p = document.getElementById('progress'); if (p) location.replace(p.getAttribute('data-refresh')); }, 3000);";

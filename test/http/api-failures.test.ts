@@ -12,6 +12,7 @@ import { buildHttpApp } from '../../src/http/app.ts';
 import { ERROR_STATUS } from '../../src/http/error-status.ts';
 import { ERROR_CATALOGUE } from '../../src/errors.ts';
 import type { TaskService } from '../../src/services/tasks.ts';
+import { OutboundAllowList } from '../../src/services/outbound.ts';
 import { WebhookService } from '../../src/services/webhooks.ts';
 import { Api, streamUpload } from '../support/api-client.ts';
 import { tinyApk } from '../support/app-packages.ts';
@@ -148,7 +149,7 @@ it('answers an unexpected bug with 500 internal_error and a generic message', as
 it('reports a failed webhook delivery as webhook_failed and records the attempt', async () => {
   const receiver = http.createServer((_request, response) => response.writeHead(500).end());
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const server = await startTestServer({ name: 'webhook-failed', overrides: { signers: [] } });
+  const server = await startTestServer({ name: 'webhook-failed', env: { SIGNET_OUTBOUND_ALLOW: '127.0.0.1' }, overrides: { signers: [] } });
   try {
     const api = new Api(server.url, server.key);
     await withCertificate(api);
@@ -156,7 +157,7 @@ it('reports a failed webhook delivery as webhook_failed and records the attempt'
     const fileKey = (await api.upload('w.apk', tinyApk())).body.data.file_key;
     const taskId = (await api.post('/v1/tasks/create', { file_key: fileKey, cert_type: 'enterprise', callback_url: url })).body.data.task_id;
     await settle(api, taskId);
-    const webhooks = new WebhookService({ db: server.service.db, baseUrl: server.url });
+    const webhooks = new WebhookService({ db: server.service.db, baseUrl: server.url, outbound: { allow: new OutboundAllowList('127.0.0.1') } });
     const context = { jobId: 'job_test', kind: 'deliver_webhook' as const, attempt: 9, maxAttempts: 9, signal: new AbortController().signal };
     await assert.rejects(webhooks.deliver({ taskId, event: 'task.failed' }, context), (error: any) => error.code === 'webhook_failed');
     const task = (await api.get(`/v1/tasks/${taskId}`)).body.data;

@@ -1,10 +1,10 @@
-// Bearer API-key authentication and the per-key rate limit, as onRequest hooks. Routes opt out
-// with `config: { public: true }` (health, OpenAPI, docs). The key itself is never logged; the
-// request log carries the key id once authenticated.
+// Bearer API-key authentication, as an onRequest hook (the per-key rate limit follows as a route
+// hook, src/http/limits.ts). Routes opt out with `config: { public: true }` (health, OpenAPI,
+// docs, install pages). The key itself is never logged; the request log carries the key id once
+// authenticated.
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../../errors.ts';
 import type { Principal } from '../../services/principal.ts';
-import type { TokenBuckets } from '../rate-limit.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -23,7 +23,7 @@ export function principalOf(request: FastifyRequest): Principal {
   return request.principal;
 }
 
-export function installAuth(app: FastifyInstance, authenticate: Authenticate, buckets: TokenBuckets): void {
+export function installAuth(app: FastifyInstance, authenticate: Authenticate): void {
   app.decorateRequest('principal', null);
   app.addHook('onRequest', async (request) => {
     if (request.routeOptions.config.public || !request.routeOptions.url) return;
@@ -34,7 +34,5 @@ export function installAuth(app: FastifyInstance, authenticate: Authenticate, bu
     if (!principal) throw new AppError('unauthorized', 'The API key is unknown or revoked.');
     request.principal = principal;
     request.log = request.log.child({ account_id: principal.accountId, key_id: principal.keyId });
-    const wait = buckets.take(principal.keyId);
-    if (wait > 0) throw new AppError('rate_limited', undefined, { details: { retryAfterSeconds: wait } });
   });
 }

@@ -4,14 +4,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { checkAccessToken, issueAccessToken, verifyPassword } from '../../distribution/access.ts';
 import { buildManifest, itmsServicesUrl } from '../../distribution/manifest.ts';
-import { renderHistoryPage, renderInstallPage, renderMessagePage, renderPasswordPage } from '../../distribution/page.ts';
+import { renderHistoryPage, renderInstallPage, renderPasswordPage } from '../../distribution/page.ts';
 import { qrPng, qrSvg } from '../../distribution/qr.ts';
 import type { DistributionService, Release } from '../../distribution/service.ts';
 import type { ArtifactOpener, EnrollmentService } from '../../super-signature/enrollment.ts';
 import { renderSuperSection, withEnrollment } from '../../super-signature/install-section.ts';
 import { classifyUserAgent, type Visitor } from '../../distribution/user-agent.ts';
-import { AppError, errorCodeOf, type ErrorCode } from '../../errors.ts';
-import { statusOf } from '../error-status.ts';
+import { AppError } from '../../errors.ts';
+import { sendErrorAsPage } from '../plugins/errors.ts';
+import type { PasswordThrottle } from '../limits.ts';
 import { sendFile, startsAtZero } from '../send-file.ts';
 
 export interface InstallPageDeps {
@@ -22,14 +23,9 @@ export interface InstallPageDeps {
   secure: boolean;
   /** Super signature: per-device builds behind `?enrollment=` (absent: super links cannot install). */
   enrollments?: EnrollmentService;
+  /** Failed-password lockouts per link and visitor address. */
+  passwords: PasswordThrottle;
 }
-
-const PAGE_TITLES: Partial<Record<ErrorCode, [string, string]>> = {
-  distribution_not_found: ['Link not found', 'This install link does not exist. Check that you copied it completely.'],
-  link_expired: ['Link expired', 'This install link has expired. Ask the person who shared it for a new one.'],
-  link_disabled: ['Link disabled', 'This install link has been turned off by its owner.'],
-  download_quota_exceeded: ['Download limit reached', 'This install link has reached its download limit. Ask the person who shared it for a new one.'],
-};
 
 const schema = (summary: string, description?: string) => ({ tags: ['Install pages'], summary, ...(description ? { description } : {}) });
 const PUBLIC = { public: true } as const;
@@ -39,22 +35,16 @@ export async function installPageRoutes(app: FastifyInstance, deps: InstallPageD
 
   await app.register(async (scope) => {
     // The password form posts application/x-www-form-urlencoded; only this scope accepts it.
+    // Strict: the form has one field, and anything else is refused by name (invalid_request).
     scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 4096 }, (_request, body, done) => {
-      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+      const fields = new URLSearchParams(body as string);
+      const unknown = [...fields.keys()].find((name) => name !== 'password');
+      if (unknown !== undefined) done(new AppError('invalid_request', `${unknown.slice(0, 100)} is not a known field`, { details: { field: unknown.slice(0, 100) } }), undefined);
+      else done(null, Object.fromEntries(fields));
     });
 
-    // Every public handler renders its AppErrors as HTML pages instead of JSON bodies.
-    scope.setErrorHandler(async (error, request, reply) => {
-      const code = errorCodeOf(error);
-      if (code === null) {
-        request.log.error({ err: error }, 'install page failed');
-        return sendPage(reply, 500, renderMessagePage('Something went wrong', 'Please try again in a moment.'));
-      }
-      const [title, message] = PAGE_TITLES[code] ?? ['Unavailable', (error as Error).message];
-      // The page is for people; the header names the catalogue code for scripts and support.
-      reply.header('signet-error', code);
-      return sendPage(reply, statusOf(code), renderMessagePage(title, message));
-    });
+    // Every public handler answers with HTML pages (catalogue code in Signet-Error), never JSON.
+    scope.setErrorHandler(async (error, request, reply) => sendErrorAsPage(request, reply, error));
 
     /** The release, after the availability and password checks every route shares. */
     const open = async (request: FastifyRequest, reply: FastifyReply, slug: string): Promise<{ release: Release; token: string | null } | null> => {
@@ -81,8 +71,14 @@ export async function installPageRoutes(app: FastifyInstance, deps: InstallPageD
       const release = await distributions.availableRelease(slug);
       const hash = release.distribution.password_hash;
       const password = (request.body as { password?: unknown } | undefined)?.password;
-      if (hash !== null && (typeof password !== 'string' || !(await verifyPassword(password, hash)))) {
-        return sendPage(reply.header('signet-error', 'password_required'), 401, renderPasswordPage(appName(release), `/d/${slug}`, true));
+      if (hash !== null) {
+        // Locked out after too many wrong guesses: no scrypt is spent, the page says when to retry.
+        deps.passwords.check(slug, request.ip);
+        if (typeof password !== 'string' || !(await verifyPassword(password, hash))) {
+          deps.passwords.failed(slug, request.ip);
+          return sendPage(reply.header('signet-error', 'password_required'), 401, renderPasswordPage(appName(release), `/d/${slug}`, true));
+        }
+        deps.passwords.succeeded(slug, request.ip);
       }
       if (hash !== null) {
         const token = issueAccessToken(linkKey, slug, hash);

@@ -6,13 +6,12 @@
 // The POST answers 301 and nothing else on success: iOS reports "invalid profile" for a 302 or a
 // 200 without a profile (§3.1.4), then opens Safari at Location.
 import type { FastifyInstance, FastifyReply } from 'fastify';
-import { renderMessagePage } from '../../distribution/page.ts';
 import type { DistributionService, Release } from '../../distribution/service.ts';
 import { MAX_DEVICE_RESPONSE_BYTES } from '../../super-signature/mobileconfig.ts';
 import type { EnrollmentService } from '../../super-signature/enrollment.ts';
 import { withEnrollment } from '../../super-signature/install-section.ts';
-import { AppError, errorCodeOf } from '../../errors.ts';
-import { statusOf } from '../error-status.ts';
+import { AppError } from '../../errors.ts';
+import { sendErrorAsPage } from '../plugins/errors.ts';
 import { accessOf } from './install-pages.ts';
 
 export interface UdidRouteDeps {
@@ -32,14 +31,10 @@ export async function udidRoutes(app: FastifyInstance, deps: UdidRouteDeps): Pro
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_DEVICE_RESPONSE_BYTES }, (_request, body, done) => done(null, body));
 
-    scope.setErrorHandler(async (error, request, reply) => {
-      const code = errorCodeOf(error) ?? ((error as { statusCode?: number }).statusCode === 413 ? 'device_response_invalid' : null);
-      if (code === null) request.log.error({ err: error }, 'udid route failed');
-      else request.log.info({ error_code: code }, 'udid request refused');
-      const status = code === null ? 500 : statusOf(code);
-      const message = code === null ? 'Please try again in a moment.' : (error as Error).message;
-      return reply.code(status).type('text/html; charset=utf-8').header('cache-control', 'no-store').send(renderMessagePage('Device registration failed', message));
-    });
+    // A body over the limit is not a profile answer a device would send.
+    scope.setErrorHandler(async (error, request, reply) =>
+      sendErrorAsPage(request, reply, (error as { statusCode?: number }).statusCode === 413 ? new AppError('device_response_invalid', 'The device answer is larger than any real one.') : error, 'Device registration failed'),
+    );
 
     /** A super release that may be used now (the same availability rules as its page). */
     const superRelease = async (slug: string): Promise<Release> => {

@@ -1,0 +1,38 @@
+// Security headers on every answer through @fastify/helmet. The Content-Security-Policy allows no
+// inline script or style except the pages' own constants, each by its SHA-256 (CSP Level 3
+// §8.3), so injected markup cannot run; `frame-ancestors 'none'` keeps the password page out of
+// frames. HSTS only when the public URL is https (browsers ignore it over http anyway, and a
+// plain-http deployment must not tell them to insist on https). A route that needs another policy
+// (a /docs page with a bundled viewer, say) passes its own with the route option
+// `helmet: { contentSecurityPolicy: { directives: … } }`.
+import { createHash } from 'node:crypto';
+import helmet from '@fastify/helmet';
+import type { FastifyInstance } from 'fastify';
+import { INLINE_SOURCES } from '../../distribution/page.ts';
+import { REFRESH_SCRIPT } from '../../super-signature/install-section.ts';
+import { DOCS_STYLE } from '../docs-page.ts';
+
+const hashOf = (source: string): string => `'sha256-${createHash('sha256').update(source, 'utf8').digest('base64')}'`;
+
+/** The CSP directives every page shares; routes may extend or replace them. */
+export function contentSecurityPolicy(extra: { scripts?: readonly string[]; styles?: readonly string[] } = {}): Record<string, string[]> {
+  return {
+    'default-src': ["'none'"],
+    'script-src': [...INLINE_SOURCES.scripts, REFRESH_SCRIPT, ...(extra.scripts ?? [])].map(hashOf),
+    'style-src': [...INLINE_SOURCES.styles, DOCS_STYLE, ...(extra.styles ?? [])].map(hashOf),
+    'img-src': ["'self'", 'data:'],
+    'form-action': ["'self'"],
+    'frame-ancestors': ["'none'"],
+    'base-uri': ["'none'"],
+  };
+}
+
+export async function installSecurityHeaders(app: FastifyInstance, options: { https: boolean }): Promise<void> {
+  await app.register(helmet, {
+    contentSecurityPolicy: { useDefaults: false, directives: contentSecurityPolicy() },
+    strictTransportSecurity: options.https ? { maxAge: 31_536_000, includeSubDomains: false } : false,
+    referrerPolicy: { policy: 'no-referrer' },
+    // QR codes and icons may be shown by other sites (CI dashboards); the API has no cookies.
+    crossOriginResourcePolicy: { policy: 'cross-origin' },
+  });
+}
