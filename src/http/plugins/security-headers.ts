@@ -32,6 +32,7 @@ export async function installSecurityHeaders(app: FastifyInstance, options: { ht
     contentSecurityPolicy: { useDefaults: false, directives: contentSecurityPolicy() },
     strictTransportSecurity: options.https ? { maxAge: 31_536_000, includeSubDomains: false } : false,
     referrerPolicy: { policy: 'no-referrer' },
+    xFrameOptions: { action: 'deny' },
     // QR codes and icons may be shown by other sites (CI dashboards); the API has no cookies.
     crossOriginResourcePolicy: { policy: 'cross-origin' },
   });

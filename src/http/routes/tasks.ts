@@ -50,7 +50,7 @@ export function taskRoutes(app: FastifyInstance, tasks: TaskService): void {
           status: Type.Optional(TaskStatus),
           limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, default: 20 })),
           cursor: Type.Optional(Type.String({ minLength: 1, maxLength: 200, description: '`next_cursor` of the previous page.' })),
-        }),
+        }, { additionalProperties: false }),
         response: responses(envelope(TaskList), []),
       },
     },
