@@ -19,6 +19,7 @@ import { FileSource } from '../signing/data-source.ts';
 import { inspectPackage } from '../signing/inspect/index.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
 import { openBlobStore } from '../storage/open-blob-store.ts';
+import { ProcessScratch, sweepDeadOwners } from '../storage/scratch.ts';
 import { ApiKeyService } from '../services/api-keys.ts';
 import { AppService } from '../services/apps.ts';
 import { CertificateService, type ProfileReader } from '../services/certificates.ts';
@@ -77,8 +78,19 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   let stopSweeper = async (): Promise<void> => {};
   let pool: SignerPool | null = null;
   const keystores = new KeystoreReader();
+  let scratch: ProcessScratch | null = null;
+  let leftovers: NodeJS.Timeout | null = null;
   try {
-    const store = (blobs = await openBlobStore(config));
+    // Temp files: what dead processes left goes first (whatever its age), then this process takes
+    // its own folder; a periodic sweep catches processes that die later (several workers may share
+    // a data dir).
+    const tmpRoot = path.join(config.dataDir, 'tmp');
+    await sweepDeadOwners(tmpRoot);
+    const ownScratch = (scratch = await ProcessScratch.open(tmpRoot));
+    const store = (blobs = await openBlobStore(config, { tempDir: ownScratch.dir }));
+    leftovers = setInterval(() => {
+      Promise.all([sweepDeadOwners(tmpRoot), store.sweepLeftovers()]).catch(() => {});
+    }, 10 * 60_000).unref();
     const jobs = (queue = await openJobQueue(db, config.databaseUrl, overrides.queueTuning));
     const apiKeys = new ApiKeyService(db.repos);
     const metrics = new Metrics({ taskCounts: () => db.repos.tasks.countByStatus() });
@@ -206,7 +218,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         blobs,
         accounts: developerAccounts,
         signer: deviceSigner,
-        workDir: path.join(config.dataDir, 'tmp', 'super'),
+        workDir: path.join(ownScratch.dir, 'super'),
         logger: app.log,
       });
       const taskWorker = new TaskWorker({
@@ -221,7 +233,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         tasks,
         uploads,
         webhooks,
-        workDir: path.join(config.dataDir, 'tmp', 'work'),
+        scratch: ownScratch,
         onSucceeded: (task) => distributions.publish(task),
         onSigned: (task, seconds, outcome) => metrics.signingDuration.observe({ platform: task.platform, cert_type: task.cert_type, outcome }, seconds),
         logger: app.log,
@@ -266,7 +278,9 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         await pool?.close();
         await keystores.close();
         await jobs.close();
+        clearInterval(leftovers ?? undefined);
         await store.close();
+        await ownScratch.close();
         await db.close();
       })());
     return { app, url, db, queue: jobs, blobs: store, close };
@@ -276,7 +290,9 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     await pool?.close().catch(() => {});
     await keystores.close().catch(() => {});
     await queue?.close().catch(() => {});
+    clearInterval(leftovers ?? undefined);
     await blobs?.close().catch(() => {});
+    await scratch?.close().catch(() => {});
     await db.close().catch(() => {});
     throw error;
   }

@@ -12,6 +12,7 @@ import type { TaskRow } from '../db/schema.ts';
 import { ERROR_CATALOGUE, errorCodeOf } from '../errors.ts';
 import { JobReleasedError, type ExhaustedJob, type JobContext, type JobHandlers, type JobQueue } from '../queue/job-queue.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
+import type { ProcessScratch } from '../storage/scratch.ts';
 import { artifactBlobKey } from '../storage/blob-keys.ts';
 import type { Logger } from './logger.ts';
 import type { CertType, Signer } from './signer.ts';
@@ -27,8 +28,8 @@ export interface TaskWorkerOptions {
   tasks: TaskService;
   uploads: UploadService;
   webhooks: WebhookService;
-  /** Scratch space for signer output (under the data dir). */
-  workDir: string;
+  /** This process's scratch (under the data dir): each attempt works in a folder of its own. */
+  scratch: Pick<ProcessScratch, 'folder'>;
   logger: Logger;
   /** How often a running task checks whether it was canceled by another process (default 2 s). */
   cancelPollMs?: number;
@@ -175,8 +176,10 @@ export class TaskWorker {
     const signal = AbortSignal.any([context.signal, cancel.signal]);
     const extension = task.platform === 'ios' ? 'ipa' : 'apk';
     const runId = `${context.attempt}-${randomBytes(6).toString('hex')}`;
-    await fs.mkdir(this.options.workDir, { recursive: true });
-    const outputPath = path.join(this.options.workDir, `${task.id}-${runId}.${extension}`);
+    // The attempt's folder holds the output and whatever the signer writes beside it; it goes in
+    // `finally`, and with the process's scratch if the process dies.
+    const attemptDir = await this.options.scratch.folder(`${task.id}-${runId}`);
+    const outputPath = path.join(attemptDir, `signed.${extension}`);
     let artifactKey: string | null = null;
     try {
       const result = await this.options.blobs.withLocalFile(
@@ -236,7 +239,7 @@ export class TaskWorker {
     } finally {
       clearInterval(poll);
       this.running.delete(task.id);
-      await fs.rm(outputPath, { force: true });
+      await fs.rm(attemptDir, { recursive: true, force: true });
     }
   }
 

@@ -10,6 +10,7 @@ import { Api } from '../support/api-client.ts';
 import { tinyApk } from '../support/app-packages.ts';
 import { testPki } from '../support/pki.ts';
 import { freshDataDir, spawnServer, type ChildServer } from '../support/server.ts';
+import { tempFiles } from '../support/temp-files.ts';
 
 const TASKS = 20;
 const TERMINAL = new Set(['succeeded', 'failed', 'canceled']);
@@ -95,4 +96,5 @@ it('loses nothing when the server is killed with 20 tasks in flight', { timeout:
   const stopped = await server.stop('SIGTERM');
   server = null;
   assert.equal(stopped, 0);
+  assert.deepEqual(tempFiles(dataDir), [], 'nothing of the killed run (partial outputs, uploads) is left in the temp folders');
 });

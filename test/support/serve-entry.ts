@@ -9,12 +9,13 @@ import type { Signer } from '../../src/services/signer.ts';
 module.enableCompileCache?.();
 const { loadConfig } = await import('../../src/config.ts');
 const { startService } = await import('../../src/main/service.ts');
-const { failingSigner, killingSigner, slowCopySigner } = await import('./slow-signer.ts');
+const { failingSigner, killingSigner, slowCopySigner, writingSigner } = await import('./slow-signer.ts');
 
 const delay = Number(process.env.SIGNET_TEST_SIGN_MS ?? '1000');
 const choice = process.env.SIGNET_TEST_SIGNER ?? 'production';
 const signers: readonly Signer[] | undefined =
   choice === 'slow' ? [slowCopySigner('android', delay), slowCopySigner('ios', delay)]
+  : choice === 'writing' ? [writingSigner('android', delay), writingSigner('ios', delay)]
   : choice === 'failing' ? [failingSigner('android')]
   : choice === 'killing' ? [killingSigner('android')]
   : choice === 'none' ? []

@@ -3,7 +3,7 @@
 // - slow: waits SIGNET_TEST_SIGN_MS (honouring the abort signal), then copies the input as the
 //   "artifact". Used to keep tasks in flight for the crash test.
 // - failing: throws a catalogue error, to see a task fail with an engine's code.
-import { copyFile } from 'node:fs/promises';
+import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SigningError } from '../../src/signing/errors.ts';
 import type { Platform, SignRequest, SignResult, Signer } from '../../src/services/signer.ts';
@@ -13,6 +13,22 @@ export function slowCopySigner(platform: Platform, delayMs: number): Signer {
     platform,
     certTypes: ['enterprise'],
     async sign(request: SignRequest): Promise<SignResult> {
+      await sleep(delayMs, undefined, { signal: request.signal });
+      await copyFile(request.inputPath, request.outputPath);
+      return { app: { bundleId: null, name: null, version: null, build: null }, verification: ['test-only copy'] };
+    },
+  };
+}
+
+/** Writes half of the input as its output, then waits: a run caught mid-write leaves a partial file. */
+export function writingSigner(platform: Platform, delayMs: number): Signer {
+  return {
+    platform,
+    certTypes: ['enterprise'],
+    async sign(request: SignRequest): Promise<SignResult> {
+      const input = await readFile(request.inputPath);
+      await writeFile(request.outputPath, input.subarray(0, input.length >> 1));
+      await writeFile(`${request.outputPath}.scratch`, Buffer.alloc(1024 * 1024, 1));
       await sleep(delayMs, undefined, { signal: request.signal });
       await copyFile(request.inputPath, request.outputPath);
       return { app: { bundleId: null, name: null, version: null, build: null }, verification: ['test-only copy'] };
