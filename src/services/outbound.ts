@@ -190,17 +190,18 @@ export function validateOutboundUrl(value: string, field: string, options: Outbo
 function guardedLookup(options: OutboundOptions): net.LookupFunction {
   const resolve = options.resolve ?? defaultResolver;
   return ((hostname: string, lookupOptions: dns.LookupOptions, callback: (error: Error | null, address: string | dns.LookupAddress[], family?: number) => void) => {
-    resolve(hostname).then(
-      (addresses) => {
+    resolve(hostname)
+      .then((addresses) => {
         const wanted = lookupOptions.family === 4 || lookupOptions.family === 6 ? addresses.filter((a) => a.family === lookupOptions.family) : addresses;
         if (wanted.length === 0) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
         // Every answer must pass: a name that also resolves inside would be a rebinding lever.
         for (const { address } of wanted) assertAllowed(hostname, address, options);
-        if (lookupOptions.all) callback(null, wanted);
-        else callback(null, wanted[0]!.address, wanted[0]!.family);
-      },
-      (error: unknown) => callback(error as Error, ''),
-    );
+        return wanted;
+      })
+      .then(
+        (wanted) => (lookupOptions.all ? callback(null, wanted) : callback(null, wanted[0]!.address, wanted[0]!.family)),
+        (error: unknown) => callback(error as Error, ''),
+      );
   }) as net.LookupFunction;
 }
 
