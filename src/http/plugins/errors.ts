@@ -13,7 +13,8 @@ import { ERROR_STATUS } from '../error-status.ts';
 
 export function sendError(reply: FastifyReply, code: ErrorCode, message?: string): FastifyReply {
   const status = ERROR_STATUS[code];
-  return reply.code(status).type('application/json; charset=utf-8').send({ code: status, error: code, message: message ?? ERROR_CATALOGUE[code] });
+  // The code also travels as a header, so answers without a body (HEAD) still name it.
+  return reply.code(status).header('signet-error', code).type('application/json; charset=utf-8').send({ code: status, error: code, message: message ?? ERROR_CATALOGUE[code] });
 }
 
 interface ValidationIssue {
