@@ -35,3 +35,16 @@ for (const size of [4, 10, 31, 63]) {
     });
   }
 }
+
+it('refuses a deflated Mach-O that inflates past its declared size instead of waiting forever', async () => {
+  const { readMachO } = await import('../../../../src/signing/ios/resign/read-macho.ts');
+  const { ZipReader } = await import('../../../../src/signing/zip/index.ts');
+  const { randomBytes } = await import('node:crypto');
+  const { deflateRawSync } = await import('node:zlib');
+  // Headers say 1000 bytes; the stream holds 2 MiB of incompressible data, enough to fill the
+  // inflater's buffer so the feeding side is waiting for 'drain' when the output is refused.
+  const rawData = deflateRawSync(randomBytes(2 * 1024 * 1024));
+  const zip = await ZipReader.open(new BufferSource(buildZip([{ name: 'Payload/X.app/X', data: Buffer.alloc(1000), rawData, method: 8 }]).bytes));
+  const entry = zip.getEntry('Payload/X.app/X')!;
+  await assert.rejects(readMachO(zip, entry), (error: unknown) => error instanceof SigningError && error.code === 'zip_invalid');
+});
