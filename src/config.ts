@@ -59,7 +59,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'SIGNET_MASTER_KEY', default: '', description: '32-byte key (base64 or hex) encrypting private keys, passwords and profiles at rest. Unset: a 0600 key file is created in the data dir.' },
   { name: 'SIGNET_FILE_KEY_TTL', default: '86400', description: 'Seconds an uploaded file_key stays usable before the sweeper deletes it.' },
   { name: 'SIGNET_MAX_UPLOAD_BYTES', default: '2147483648', description: 'Largest accepted upload in bytes (2 GiB).' },
-  { name: 'SIGNET_RATE_LIMIT', default: '20/s,100', description: 'Per-API-key token bucket: refill rate per second, burst size.' },
+  { name: 'SIGNET_RATE_LIMIT', default: '20/s,100', description: 'Per API key: `R/s,B` allows B requests per window of B/R seconds (default 100 per 5 s); more answer 429 rate_limited.' },
   { name: 'SIGNET_WORKER_CONCURRENCY', default: '2', description: 'Signing tasks run at once in this process (0 = API only, no worker).' },
   { name: 'SIGNET_TLS_CERT', default: '', description: 'PEM certificate chain; with SIGNET_TLS_KEY, Signet serves HTTPS itself.' },
   { name: 'SIGNET_TLS_KEY', default: '', description: 'PEM private key for SIGNET_TLS_CERT.' },
