@@ -28,6 +28,7 @@ export function taskRoutes(app: FastifyInstance, tasks: TaskService): void {
           'certificate_required',
           'certificate_not_found',
           'idempotency_conflict',
+          'task_quota_exceeded',
           'unsupported_media_type',
         ]),
       },
