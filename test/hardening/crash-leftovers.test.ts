@@ -36,7 +36,7 @@ it('kill -9 with uploads and signing in flight, then restart: 0 orphan bytes', {
   // Uploads streaming 64 KiB every 20 ms.
   const streams = Array.from({ length: 3 }, () => new Readable({ read() { setTimeout(() => this.push(Buffer.alloc(64 * 1024, 3)), 20); } }));
   const uploads = streams.map((s, i) => streamUpload(server!.url, server!.key!, `big${i}.apk`, 512 * 1024 * 1024, s).catch((e: Error) => e));
-  for (let i = 0; i < 100 && !(tempFiles(dataDir).filter((f) => f.path.endsWith('.part')).length >= 3 && tempFiles(dataDir).some((f) => f.path.endsWith('.apk'))); i += 1) await sleep(100);
+  for (let i = 0; i < 600 && !(tempFiles(dataDir).filter((f) => f.path.endsWith('.part')).length >= 3 && tempFiles(dataDir).some((f) => f.path.endsWith('.apk'))); i += 1) await sleep(100);
   const before = tempBytes(dataDir);
   assert.ok(tempFiles(dataDir).filter((f) => f.path.endsWith('.part')).length >= 3, JSON.stringify(tempFiles(dataDir)));
   assert.ok(tempFiles(dataDir).some((f) => f.path.endsWith('signed.apk')), 'a task attempt is mid-write');

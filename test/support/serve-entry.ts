@@ -29,7 +29,6 @@ const service = await startService(loadConfig(process.env), {
   },
   onBootstrapKey: (key) => process.stdout.write(`SIGNET_BOOTSTRAP_KEY ${key}\n`),
 });
-process.stdout.write(`SIGNET_URL ${service.url}\n`);
 const stop = () => {
   service.close().then(
     () => process.exit(0),
@@ -39,5 +38,7 @@ const stop = () => {
     },
   );
 };
+// Handlers first, then the URL: a parent that signals as soon as it reads the URL must find them.
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);
+process.stdout.write(`SIGNET_URL ${service.url}\n`);
