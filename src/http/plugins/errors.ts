@@ -104,7 +104,31 @@ function decorate(reply: FastifyReply, error: unknown, code: ErrorCode): void {
   if (code === 'unauthorized') reply.header('www-authenticate', 'Bearer realm="signet"');
   // A request refused before its body was read (too large, unauthenticated, throttled) must not
   // leave the rest of the body on the socket: the connection closes after the answer.
-  if (!reply.request.raw.complete) reply.header('connection', 'close');
+  if (!reply.request.raw.complete) {
+    reply.header('connection', 'close');
+    lingerOnClose(reply.request.raw.socket);
+  }
+}
+
+const LINGERING = Symbol('signet.lingering');
+const LINGER_MS = 2000;
+
+/**
+ * A lingering close (as nginx's lingering_close): a client still sending a body it was refused
+ * must get to read the answer. Node closes such a socket as soon as the answer is written, and
+ * the client's next bytes then draw a TCP reset, which discards the unread answer on its side
+ * (the client sees EPIPE/ECONNRESET instead of 413 or 503). So the socket half-closes after the
+ * answer, drops whatever still arrives, and is destroyed LINGER_MS later.
+ */
+function lingerOnClose(socket: Socket | null): void {
+  if (!socket || (socket as Socket & { [LINGERING]?: boolean })[LINGERING]) return;
+  (socket as Socket & { [LINGERING]?: boolean })[LINGERING] = true;
+  socket.destroySoon = function lingeringDestroySoon(this: Socket) {
+    this.end();
+    this.resume();
+    const timer = setTimeout(() => this.destroy(), LINGER_MS).unref();
+    this.once('close', () => clearTimeout(timer));
+  };
 }
 
 /** The public pages' error answer: an HTML page for people, the code in Signet-Error for scripts. */
