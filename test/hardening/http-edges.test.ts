@@ -2,6 +2,7 @@
 // the catalogue, strict bodies (unknown fields, no coercion in PATCH), security headers on pages,
 // password brute force, quotas, and /metrics.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ERROR_CATALOGUE } from '../../src/errors.ts';
@@ -146,9 +147,15 @@ describe('strict input', () => {
 
 describe('public pages', () => {
   it('send security headers: a CSP without unhashed inline code, no framing, nosniff, no referrer', async () => {
-    for (const path of [`/d/${slug}`, '/d/missing-link', `/d/${slug}/qr.svg`, '/docs']) {
-      const response = await api.as(null).get(path);
+    const ipad = { 'user-agent': 'Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Safari/605.1.15' };
+    for (const path of [`/d/${slug}`, '/d/missing-link', '/d/x/y/z', `/d/${slug}/qr.svg`, '/docs']) {
+      const response = await api.as(null).get(path, ipad);
       const csp = String(response.headers.get('content-security-policy'));
+      // Every inline <script> and <style> the page carries is allowed by its hash, nothing else.
+      for (const [, tag, body] of String(response.body).matchAll(/<(script|style)>([\s\S]*?)<\/\1>/g)) {
+        const hash = `'sha256-${createHash('sha256').update(body!, 'utf8').digest('base64')}'`;
+        assert.ok(csp.includes(hash), `${path}: inline ${tag} not in the CSP`);
+      }
       assert.match(csp, /frame-ancestors 'none'/, path);
       assert.match(csp, /script-src 'sha256-[^']+'/);
       assert.doesNotMatch(csp, /unsafe-inline/);

@@ -101,7 +101,11 @@ function decorate(reply: FastifyReply, error: unknown, code: ErrorCode): void {
     // A zero refill rate never refills: say a day rather than Infinity.
     reply.header('retry-after', String(Math.min(86_400, Math.max(1, Math.ceil(error.details.retryAfterSeconds)))));
   }
-  if (code === 'unauthorized') reply.header('www-authenticate', 'Bearer realm="signet"');
+  if (code === 'unauthorized') {
+    reply.header('www-authenticate', 'Bearer realm="signet"');
+    // Nothing more is served without a key: do not keep the socket for whoever is probing.
+    reply.header('connection', 'close');
+  }
   // A request refused before its body was read (too large, unauthenticated, throttled) must not
   // leave the rest of the body on the socket: the connection closes after the answer.
   if (!reply.request.raw.complete) {
@@ -133,6 +137,10 @@ function lingerOnClose(socket: Socket | null): void {
 
 /** The public pages' error answer: an HTML page for people, the code in Signet-Error for scripts. */
 export function sendErrorPage(reply: FastifyReply, code: ErrorCode, title: string, message: string): FastifyReply {
+  // Routes that render pages have their security headers already; a page for a path no route
+  // matches (a mistyped link) gets the same ones here.
+  const helmet = (reply as FastifyReply & { helmet?: ((options?: object) => void) | null }).helmet;
+  if (typeof helmet === 'function' && reply.getHeader('content-security-policy') === undefined) helmet();
   return reply
     .code(ERROR_STATUS[code])
     .header('signet-error', code)

@@ -1,10 +1,14 @@
-// Security headers on every answer through @fastify/helmet. The Content-Security-Policy allows no
+// Security headers on every HTML answer through @fastify/helmet. The Content-Security-Policy allows no
 // inline script or style except the pages' own constants, each by its SHA-256 (CSP Level 3
 // §8.3), so injected markup cannot run; `frame-ancestors 'none'` keeps the password page out of
 // frames. HSTS only when the public URL is https (browsers ignore it over http anyway, and a
 // plain-http deployment must not tell them to insist on https). A route that needs another policy
 // (a /docs page with a bundled viewer, say) passes its own with the route option
 // `helmet: { contentSecurityPolicy: { directives: … } }`.
+// JSON answers get only `X-Content-Type-Options: nosniff`: @fastify/helmet builds its whole
+// middleware on every request it handles, which cost the API about a sixth of its throughput
+// (bench:api) for headers a JSON body does not use. Pages are routes under /d/ and /a/ and
+// /docs; error pages of paths no route matches apply the same headers through `reply.helmet()`.
 import { createHash } from 'node:crypto';
 import helmet from '@fastify/helmet';
 import type { FastifyInstance } from 'fastify';
@@ -27,8 +31,20 @@ export function contentSecurityPolicy(extra: { scripts?: readonly string[]; styl
   };
 }
 
+/** Routes answering HTML (install pages, app links, UDID capture, the API reference). */
+export const isPageRoute = (url: string): boolean => url === '/docs' || /^\/[da]\//.test(url);
+
 export async function installSecurityHeaders(app: FastifyInstance, options: { https: boolean }): Promise<void> {
+  // Before helmet's own onRoute hook, which reads the route option.
+  app.addHook('onRoute', (route) => {
+    const withHelmet = route as typeof route & { helmet?: object | false };
+    if (withHelmet.helmet === undefined && isPageRoute(route.url)) withHelmet.helmet = {};
+  });
+  app.addHook('onRequest', async (_request, reply) => {
+    reply.header('x-content-type-options', 'nosniff');
+  });
   await app.register(helmet, {
+    global: false,
     contentSecurityPolicy: { useDefaults: false, directives: contentSecurityPolicy() },
     strictTransportSecurity: options.https ? { maxAge: 31_536_000, includeSubDomains: false } : false,
     referrerPolicy: { policy: 'no-referrer' },
