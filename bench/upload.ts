@@ -57,8 +57,9 @@ const signet = await start(
   { SIGNET_DATA_DIR: path.join(work, 'signet'), SIGNET_PORT: '0', SIGNET_HOST: '127.0.0.1', SIGNET_WORKER_CONCURRENCY: '0' },
   (line) => (line.includes('"signet listening"') ? (JSON.parse(line) as { url: string }).url : null),
 );
-const key = signet.lines.find((l) => /^sk_/.test(l));
-if (!key) throw new Error('no bootstrap key printed');
+// Not a terminal: the first-start key is in a 0600 file of the data dir (src/main/first-start-key.ts).
+const key = readFileSync(path.join(work, 'signet', 'first-start-api-key.txt'), 'utf8').trim();
+if (!key) throw new Error('no first-start key');
 const bare = await start(['bench/bare-upload-server.ts', path.join(work, 'bare')], {}, (line) => (line.startsWith('BARE_URL ') ? line.slice(9) : null));
 
 const apk = streamedApk(SIZE, { packageName: 'com.bench.upload' });

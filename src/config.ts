@@ -24,6 +24,15 @@ export interface Config {
   logLevel: 'debug' | 'info' | 'warn' | 'error' | 'silent';
   session: { idleTimeoutSeconds: number; maxAgeSeconds: number };
   signInLimit: { perAddress: { max: number; windowSeconds: number }; perEmail: { max: number; windowSeconds: number } };
+  /** fastify's trustProxy: false, true, a hop count, or trusted proxy addresses/CIDRs. */
+  trustProxy: boolean | number | string[];
+  publicRateLimit: { max: number; windowMs: number };
+  passwordAttempts: { max: number; windowMs: number };
+  limits: { headersTimeoutMs: number; bodyIdleMs: number; minBodyBytesPerSecond: number; maxConnectionsPerAddress: number };
+  /** SIGNET_OUTBOUND_ALLOW as given (parsed by src/services/outbound.ts). */
+  outboundAllow: string;
+  quotas: { pendingTasks: number; storageBytes: number };
+  metricsToken: string | null;
 }
 
 export class ConfigError extends Error {
@@ -52,7 +61,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'SIGNET_MASTER_KEY', default: '', description: '32-byte key (base64 or hex) encrypting private keys, passwords and profiles at rest. Unset: a 0600 key file is created in the data dir.' },
   { name: 'SIGNET_FILE_KEY_TTL', default: '86400', description: 'Seconds an uploaded file_key stays usable before the sweeper deletes it.' },
   { name: 'SIGNET_MAX_UPLOAD_BYTES', default: '2147483648', description: 'Largest accepted upload in bytes (2 GiB).' },
-  { name: 'SIGNET_RATE_LIMIT', default: '20/s,100', description: 'Per-API-key token bucket: refill rate per second, burst size.' },
+  { name: 'SIGNET_RATE_LIMIT', default: '20/s,100', description: 'Per API key: `R/s,B` allows B requests per window of B/R seconds (default 100 per 5 s); more answer 429 rate_limited.' },
   { name: 'SIGNET_WORKER_CONCURRENCY', default: '2', description: 'Signing tasks run at once in this process (0 = API only, no worker).' },
   { name: 'SIGNET_TLS_CERT', default: '', description: 'PEM certificate chain; with SIGNET_TLS_KEY, Signet serves HTTPS itself.' },
   { name: 'SIGNET_TLS_KEY', default: '', description: 'PEM private key for SIGNET_TLS_CERT.' },
@@ -64,6 +73,17 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'SIGNET_SESSION_IDLE_TIMEOUT', default: '86400', description: 'Seconds without a request after which a console session ends.' },
   { name: 'SIGNET_SESSION_MAX_AGE', default: '1209600', description: 'Seconds after sign-in at which a console session ends however active (14 days).' },
   { name: 'SIGNET_SIGN_IN_LIMIT', default: '10/60s,5/900s', description: 'Console sign-in attempts allowed per client address per window, then per email per window.' },
+  { name: 'SIGNET_TRUST_PROXY', default: '', description: 'Behind a reverse proxy: `true`, the number of proxy hops, or the proxies\' addresses/CIDRs (comma-separated), so client addresses (rate limits, logs) come from X-Forwarded-For. Unset: the socket address.' },
+  { name: 'SIGNET_PUBLIC_RATE_LIMIT', default: '120/min', description: 'Requests per client address and public route (install pages, downloads, QR codes, manifests, UDID), e.g. `120/min`, `10/s`.' },
+  { name: 'SIGNET_PASSWORD_ATTEMPTS', default: '10/min', description: 'Wrong install-link passwords per link and client address before a lockout (doubling with each further lockout, up to an hour); ten times as many per link from all addresses.' },
+  { name: 'SIGNET_HEADERS_TIMEOUT', default: '20', description: 'Seconds a client may take to send the request headers.' },
+  { name: 'SIGNET_BODY_IDLE_TIMEOUT', default: '30', description: 'Seconds a request body may stall before the request is answered 408 and the connection closed.' },
+  { name: 'SIGNET_MIN_BODY_RATE', default: '4096', description: 'Bytes per second a request body must average after its first 10 seconds (slower clients get 408); 0 turns the check off.' },
+  { name: 'SIGNET_MAX_CONNECTIONS_PER_ADDRESS', default: '64', description: 'Open connections per client address (0 = no cap; off when SIGNET_TRUST_PROXY is set).' },
+  { name: 'SIGNET_OUTBOUND_ALLOW', default: '', description: 'Private destinations webhooks may call anyway: comma-separated CIDRs, addresses and host names (`*.corp.example`). Loopback, private, link-local, CGNAT, unique-local, multicast and cloud-metadata addresses are refused otherwise.' },
+  { name: 'SIGNET_QUOTA_PENDING_TASKS', default: '1000', description: 'Pending and processing tasks per account (more are refused with 429 task_quota_exceeded); 0 = no quota.' },
+  { name: 'SIGNET_QUOTA_STORAGE_BYTES', default: '107374182400', description: 'Bytes per account of uploads and signed artifacts (100 GiB; uploads past it are refused with 413 storage_quota_exceeded); 0 = no quota.' },
+  { name: 'SIGNET_METRICS_TOKEN', default: '', description: 'Serves Prometheus metrics at /metrics to requests with `Authorization: Bearer <token>`. Unset: no /metrics.' },
 ];
 
 type Env = Record<string, string | undefined>;
@@ -113,6 +133,23 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
   const rate = /^(\d+(?:\.\d+)?)\/s,(\d+)$/.exec(get('SIGNET_RATE_LIMIT'));
   if (!rate) throw new ConfigError(`SIGNET_RATE_LIMIT must look like "20/s,100", got "${get('SIGNET_RATE_LIMIT')}"`);
 
+  const perWindow = (name: string): { max: number; windowMs: number } => {
+    const raw = get(name);
+    const match = /^(\d+)\/(?:(\d*)s|(min)|(h))$/.exec(raw);
+    const max = Number(match?.[1]);
+    if (!match || max < 1) throw new ConfigError(`${name} must look like "120/min", "10/s", "50/30s" or "500/h", got "${raw}"`);
+    const windowMs = match[3] ? 60_000 : match[4] ? 3_600_000 : (match[2] ? Number(match[2]) : 1) * 1000;
+    if (windowMs < 1000) throw new ConfigError(`${name}: the window must be at least one second, got "${raw}"`);
+    return { max, windowMs };
+  };
+  const trustProxy = ((): boolean | number | string[] => {
+    const raw = get('SIGNET_TRUST_PROXY');
+    if (raw === '' || raw === 'false') return false;
+    if (raw === 'true') return true;
+    if (/^\d+$/.test(raw)) return Number(raw);
+    return raw.split(',').map((s) => s.trim()).filter(Boolean);
+  })();
+
   return {
     port,
     host: get('SIGNET_HOST'),
@@ -142,6 +179,18 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
       perAddress: { max: Number(signIn[1]), windowSeconds: Number(signIn[2]) },
       perEmail: { max: Number(signIn[3]), windowSeconds: Number(signIn[4]) },
     },
+    trustProxy,
+    publicRateLimit: perWindow('SIGNET_PUBLIC_RATE_LIMIT'),
+    passwordAttempts: perWindow('SIGNET_PASSWORD_ATTEMPTS'),
+    limits: {
+      headersTimeoutMs: integer('SIGNET_HEADERS_TIMEOUT', 1, 3600) * 1000,
+      bodyIdleMs: integer('SIGNET_BODY_IDLE_TIMEOUT', 1, 3600) * 1000,
+      minBodyBytesPerSecond: integer('SIGNET_MIN_BODY_RATE', 0, 1024 * 1024 * 1024),
+      maxConnectionsPerAddress: trustProxy === false ? integer('SIGNET_MAX_CONNECTIONS_PER_ADDRESS', 0, 1_000_000) : 0,
+    },
+    outboundAllow: get('SIGNET_OUTBOUND_ALLOW'),
+    quotas: { pendingTasks: integer('SIGNET_QUOTA_PENDING_TASKS', 0, 100_000_000), storageBytes: integer('SIGNET_QUOTA_STORAGE_BYTES', 0, Number.MAX_SAFE_INTEGER) },
+    metricsToken: optional('SIGNET_METRICS_TOKEN'),
   };
 }
 

@@ -51,6 +51,8 @@ export interface AccountRepository {
   webhookSecret(accountId: string): Promise<string>;
   /** Replaces the webhook secret and returns the new plaintext. */
   rotateWebhookSecret(accountId: string): Promise<string>;
+  /** Bytes the account keeps in storage: its uploads (until swept) and its tasks' signed artifacts. */
+  storedBytes(accountId: string): Promise<number>;
 }
 
 export interface ApiKeyRepository {
@@ -165,6 +167,10 @@ export interface TaskRepository {
   finish(id: string, outcome: TaskOutcome): Promise<TaskRow | null>;
   /** Tasks using this certificate that are still pending or processing. */
   countActiveByCertificate(certificateId: string): Promise<number>;
+  /** The account's pending or processing tasks, counted up to `upTo` (a quota check needs no more). */
+  countActiveByAccount(accountId: string, upTo: number): Promise<number>;
+  /** Tasks of every account per status (metrics). */
+  countByStatus(): Promise<Record<TaskStatus, number>>;
 }
 
 export interface NewCertificateInput {
@@ -206,7 +212,7 @@ export interface WebhookDeliveryRepository {
     event: string;
     url: string;
     attempt: number;
-    outcome: 'delivered' | 'failed';
+    outcome: 'delivered' | 'failed' | 'refused';
     statusCode: number | null;
     error: string | null;
     durationMs: number;

@@ -152,7 +152,7 @@ export interface WebhookDeliveriesTable {
   event: string;
   url: string;
   attempt: number;
-  outcome: 'delivered' | 'failed';
+  outcome: 'delivered' | 'failed' | 'refused';
   status_code: number | null;
   error: string | null;
   duration_ms: number;

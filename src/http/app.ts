@@ -1,11 +1,10 @@
 // The HTTP app factory: builds a fastify instance from already-constructed services. It opens no
 // files and no ports; src/main decides where it listens. Plugins are installed in order: request
-// ids and logging (fastify options), errors, auth + rate limit, multipart, OpenAPI collection,
-// then the routes.
+// ids and logging (fastify options), errors, strict validation, slow-client guards, metrics,
+// security headers, cookies, auth, rate limits, multipart, OpenAPI collection, then the routes.
 import { randomBytes } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
-import rateLimit from '@fastify/rate-limit';
 import swagger from '@fastify/swagger';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { DistributionService } from '../distribution/service.ts';
@@ -15,18 +14,23 @@ import type { AppService } from '../services/apps.ts';
 import type { CertificateService } from '../services/certificates.ts';
 import type { TaskService } from '../services/tasks.ts';
 import type { UploadService } from '../services/uploads.ts';
+import type { Metrics } from '../services/metrics.ts';
 import { InFlight } from './in-flight.ts';
 import { SWAGGER_OPTIONS } from './openapi.ts';
 import { consoleRoutes } from './console-static.ts';
 import { installAuth, type Authenticate } from './plugins/auth.ts';
-import { installErrorHandling } from './plugins/errors.ts';
-import { TokenBuckets, type RateLimitSettings } from './rate-limit.ts';
+import { installRateLimits, PasswordThrottle, type RateLimitSettings } from './limits.ts';
+import { installConnectionGuard, type ConnectionLimits } from './plugins/connection-guard.ts';
+import { clientErrorHandler, frameworkErrors, installErrorHandling } from './plugins/errors.ts';
+import { installSecurityHeaders } from './plugins/security-headers.ts';
+import { installStrictValidation } from './plugins/strict-validation.ts';
 import { accountRoutes, type AccountRouteDeps } from './routes/account.ts';
 import { appRoutes } from './routes/apps.ts';
 import { certificateRoutes } from './routes/certificates.ts';
 import { developerAccountRoutes } from './routes/developer-accounts.ts';
 import { distributionRoutes } from './routes/distributions.ts';
 import { installPageRoutes } from './routes/install-pages.ts';
+import { metricsRoutes } from './routes/metrics.ts';
 import { opsRoutes, type ReadinessCheck } from './routes/ops.ts';
 import { pageAssetRoutes } from './routes/page-assets.ts';
 import { sessionRoutes, type SessionRouteDeps } from './routes/session.ts';
@@ -50,7 +54,17 @@ export interface HttpDeps {
   /** Public base URL (no trailing slash), for links and the OpenAPI servers. */
   baseUrl: string;
   maxUploadBytes: number;
-  rateLimit: RateLimitSettings;
+  /** Per API key or console session (SIGNET_RATE_LIMIT). */
+  rateLimit: RateLimitSettings['perKey'];
+  /** Per client address on public routes, and failed install-link passwords (defaults: 120/min, 10/min). */
+  publicRateLimit?: RateLimitSettings['publicRequests'];
+  passwordAttempts?: RateLimitSettings['passwordFailures'];
+  /** Slow-client limits (defaults: 20 s headers, 30 s body stall, 4 KiB/s, 64 connections per address). */
+  connectionLimits?: Partial<ConnectionLimits> & { headersTimeoutMs?: number };
+  /** fastify's trustProxy (client addresses from X-Forwarded-For). */
+  trustProxy?: boolean | number | string[];
+  /** Prometheus metrics; served at /metrics when `token` is set. */
+  metrics?: { metrics: Metrics; token: string | null };
   /** fastify's logger option: `false`, or pino options (level, stream). */
   logger: FastifyServerOptions['logger'];
   https?: { cert: Buffer; key: Buffer } | null;
@@ -86,13 +100,33 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
       return typeof given === 'string' && REQUEST_ID.test(given) ? given : `req_${randomBytes(9).toString('base64url')}`;
     },
     logController: new LogController({ requestIdLogLabel: 'request_id' }),
-    // Uploads of 2 GiB over slow links take long; idle sockets are still reaped by keepAliveTimeout.
+    // Uploads of 2 GiB over slow links take long, so there is no whole-request timeout; bodies must
+    // keep moving instead (connection-guard.ts), and headers must arrive within headersTimeout.
     requestTimeout: 0,
+    // A socket with no traffic at all for this long is closed (keep-alive idling has its own, shorter, keepAliveTimeout).
+    connectionTimeout: 120_000,
     bodyLimit: 1024 * 1024,
     return503OnClosing: true,
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 200 },
+    // fastify accepts a hop count too (its type declarations omit it).
+    trustProxy: (deps.trustProxy ?? false) as FastifyServerOptions['trustProxy'],
+    frameworkErrors,
+    clientErrorHandler,
   };
-  const app: FastifyInstance = deps.https ? Fastify({ ...options, https: deps.https } as FastifyServerOptions) : Fastify(options);
+  const limits: ConnectionLimits & { headersTimeoutMs: number } = {
+    headersTimeoutMs: 20_000,
+    bodyIdleMs: 30_000,
+    minBodyBytesPerSecond: 4096,
+    bodyGraceMs: 10_000,
+    maxConnectionsPerAddress: 64,
+    ...deps.connectionLimits,
+  };
+  // Node checks header timeouts every connectionsCheckingInterval (30 s by default): check often
+  // enough that the timeout means what it says.
+  const server = { headersTimeout: limits.headersTimeoutMs, connectionsCheckingInterval: Math.min(1000, limits.headersTimeoutMs) };
+  const app: FastifyInstance = deps.https
+    ? Fastify({ ...options, https: { ...deps.https, ...server } } as FastifyServerOptions)
+    : Fastify({ ...options, http: server } as FastifyServerOptions);
   const inFlight = new InFlight();
   let closing = false;
 
@@ -121,12 +155,26 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   // Only JSON and multipart bodies exist in this API; text/plain is refused with 415.
   app.removeContentTypeParser('text/plain');
   installErrorHandling(app, allows);
+  installStrictValidation(app);
+  const refused = (limit: string) => deps.metrics?.metrics.refusals.inc({ limit });
+  installConnectionGuard(app, limits, refused);
+  if (deps.metrics) {
+    const { httpDuration } = deps.metrics.metrics;
+    app.addHook('onResponse', async (request, reply) => {
+      httpDuration.observe({ method: request.method, route: request.routeOptions.url ?? 'unmatched', status: String(reply.statusCode) }, reply.elapsedTime / 1000);
+    });
+  }
   const secureCookies = deps.baseUrl.startsWith('https://');
+  await installSecurityHeaders(app, { https: secureCookies || Boolean(deps.https) });
   await app.register(cookie);
-  // Only the console's sign-in routes are limited by @fastify/rate-limit; API keys have their own
-  // token buckets (TokenBuckets).
-  await app.register(rateLimit, { global: false });
-  const auth = installAuth(app, { authenticate: deps.authenticate, sessions: deps.console?.sessions, buckets: new TokenBuckets(deps.rateLimit), secureCookies });
+  const auth = installAuth(app, { authenticate: deps.authenticate, sessions: deps.console?.sessions, secureCookies });
+  const rateLimits: RateLimitSettings = {
+    perKey: deps.rateLimit,
+    publicRequests: deps.publicRateLimit ?? { max: 120, windowMs: 60_000 },
+    passwordFailures: deps.passwordAttempts ?? { max: 10, windowMs: 60_000 },
+  };
+  // Also what the console's sign-in throttle (routes/session.ts) builds on.
+  await installRateLimits(app, rateLimits, refused);
   await app.register(multipart, { throwFileSizeLimit: false });
   await app.register(swagger, SWAGGER_OPTIONS as never);
 
@@ -147,8 +195,10 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
     distributions: deps.distributions,
     linkKey: deps.linkKey,
     secure: deps.baseUrl.startsWith('https://'),
+    passwords: new PasswordThrottle(rateLimits.passwordFailures),
     ...(deps.enrollments ? { enrollments: deps.enrollments } : {}),
   });
+  if (deps.metrics?.token) metricsRoutes(app, { metrics: deps.metrics.metrics, token: deps.metrics.token });
   if (deps.enrollments) await udidRoutes(app, { distributions: deps.distributions, enrollments: deps.enrollments, linkKey: deps.linkKey, secure: deps.baseUrl.startsWith('https://') });
   await app.ready();
   return { app, inFlight };

@@ -41,7 +41,7 @@ export async function consoleRoutes(app: FastifyInstance, options: { dir: string
     reply.header('cache-control', 'no-cache');
     return reply.sendFile('index.html', { cacheControl: false });
   };
-  for (const url of CONSOLE_PAGES) app.get(url, { config: { public: true }, schema: hidden }, page);
+  for (const url of CONSOLE_PAGES) app.get(url, { config: { public: true, page: true }, schema: hidden }, page);
 
   app.get('/assets/*', { config: { public: true }, schema: hidden }, async (request, reply) => {
     if (dir === null) throw new AppError('service_unavailable', NOT_BUILT);

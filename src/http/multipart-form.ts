@@ -2,7 +2,7 @@
 // file capped at `maxFileBytes`, every text field at `maxFieldBytes`, any unknown field refused.
 // Packages are not read this way: they stream into the blob store (routes/uploads.ts).
 import type { FastifyRequest } from 'fastify';
-import { AppError } from '../errors.ts';
+import { AppError, errorCodeOf } from '../errors.ts';
 
 export interface MultipartFormSpec<F extends string, T extends string> {
   /** What the form sends, for the "not multipart" error ("the certificate"). */
@@ -22,6 +22,17 @@ export async function readMultipartForm<F extends string, T extends string>(requ
   if (!request.isMultipart()) throw new AppError('unsupported_media_type', `Send ${spec.what} as multipart/form-data.`);
   const form: MultipartForm<F, T> = { files: {}, text: {} };
   const limits = { fileSize: spec.maxFileBytes, files: spec.fileFields.length, fields: 10, fieldSize: spec.maxFieldBytes };
+  try {
+    await readParts(request, spec, form, limits);
+  } catch (error) {
+    // The parser's own failures (no boundary, truncated parts, bad part headers) are the client's.
+    if (errorCodeOf(error) !== null || (error as { statusCode?: number }).statusCode !== undefined) throw error;
+    throw new AppError('invalid_request', `Malformed multipart body: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
+  }
+  return form;
+}
+
+async function readParts<F extends string, T extends string>(request: FastifyRequest, spec: MultipartFormSpec<F, T>, form: MultipartForm<F, T>, limits: Record<string, number>): Promise<void> {
   for await (const part of request.parts({ limits })) {
     if (part.type === 'file') {
       const field = spec.fileFields.find((f) => f === part.fieldname);
@@ -37,5 +48,4 @@ export async function readMultipartForm<F extends string, T extends string>(requ
       form.text[field] = String(part.value);
     }
   }
-  return form;
 }

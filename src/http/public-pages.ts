@@ -48,7 +48,10 @@ export function refusalText(language: Language, code: ErrorCode | null): [string
     case 'link_disabled': return [t.disabledTitle, t.disabled];
     case 'download_quota_exceeded': return [t.exhaustedTitle, t.exhausted];
     case 'password_required': return [t.passwordRequiredTitle, t.passwordRequired];
-    case 'rate_limited': return [t.rateLimitedTitle, t.rateLimited];
+    case 'rate_limited':
+    case 'address_rate_limited': return [t.rateLimitedTitle, t.rateLimited];
+    case 'password_attempts_exceeded': return [t.passwordAttemptsTitle, t.passwordAttempts];
+    case 'not_found': return [t.pageNotFoundTitle, t.pageNotFound];
     case 'super_signing_unavailable': return [t.failNoSuperTitle, t.failNoSuper];
     case null:
     case 'internal_error': return [t.failedTitle, t.failed];

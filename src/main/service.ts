@@ -6,7 +6,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { sql } from 'kysely';
-import { publicBaseUrl, type Config } from '../config.ts';
+import { ConfigError, publicBaseUrl, type Config } from '../config.ts';
 import { openDatabase, type Db } from '../db/database.ts';
 import { ReleaseReader } from '../distribution/release-reader.ts';
 import { DistributionService } from '../distribution/service.ts';
@@ -21,6 +21,7 @@ import { FileSource } from '../signing/data-source.ts';
 import { inspectPackage } from '../signing/inspect/index.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
 import { openBlobStore } from '../storage/open-blob-store.ts';
+import { ProcessScratch, sweepDeadOwners } from '../storage/scratch.ts';
 import { ApiKeyService } from '../services/api-keys.ts';
 import { AppService } from '../services/apps.ts';
 import { CertificateService, type ProfileReader } from '../services/certificates.ts';
@@ -35,6 +36,9 @@ import { SetupService } from '../services/setup.ts';
 import { UserService } from '../services/users.ts';
 import { DeveloperAccountService } from '../services/developer-accounts.ts';
 import { SuperTaskSigner } from '../super-signature/super-task-signer.ts';
+import { KeystoreReader } from '../services/keystore-reader.ts';
+import { Metrics } from '../services/metrics.ts';
+import { OutboundAllowList, type OutboundOptions } from '../services/outbound.ts';
 import { SignerPool } from '../services/signer-pool.ts';
 import { TaskWorker } from '../services/worker.ts';
 import { productionSigners, productionProfileReader } from './signers.ts';
@@ -88,10 +92,29 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   let stopSweeper = async (): Promise<void> => {};
   let pool: SignerPool | null = null;
   const releaseReader = new ReleaseReader();
+  const keystores = new KeystoreReader();
+  let scratch: ProcessScratch | null = null;
+  let leftovers: NodeJS.Timeout | null = null;
   try {
-    const store = (blobs = await openBlobStore(config));
+    // Temp files: what dead processes left goes first (whatever its age), then this process takes
+    // its own folder; a periodic sweep catches processes that die later (several workers may share
+    // a data dir).
+    const tmpRoot = path.join(config.dataDir, 'tmp');
+    await sweepDeadOwners(tmpRoot);
+    const ownScratch = (scratch = await ProcessScratch.open(tmpRoot));
+    const store = (blobs = await openBlobStore(config, { tempDir: ownScratch.dir }));
+    leftovers = setInterval(() => {
+      Promise.all([sweepDeadOwners(tmpRoot), store.sweepLeftovers()]).catch(() => {});
+    }, 10 * 60_000).unref();
     const jobs = (queue = await openJobQueue(db, config.databaseUrl, overrides.queueTuning));
     const apiKeys = new ApiKeyService(db.repos);
+    const metrics = new Metrics({ taskCounts: () => db.repos.tasks.countByStatus() });
+    let outbound: OutboundOptions;
+    try {
+      outbound = { allow: new OutboundAllowList(config.outboundAllow) };
+    } catch (error) {
+      throw new ConfigError((error as Error).message);
+    }
     const setup = new SetupService({ db });
     // First run: no user yet. A fresh one-time link on every start until the owner exists.
     const setupToken = await setup.issueToken();
@@ -106,20 +129,22 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       inspect: inspectFile,
       maxUploadBytes: config.maxUploadBytes,
       fileKeyTtlSeconds: config.fileKeyTtlSeconds,
+      storageQuotaBytes: config.quotas.storageBytes,
+      onReceived: (bytes, platform) => metrics.uploadBytes.inc({ platform }, bytes),
     });
     // Super signature: developer accounts (App Store Connect), UDID capture, per-device builds.
     const developerAccounts = new DeveloperAccountService({
       db,
       ascBaseUrl: config.ascBaseUrl,
       readIdentity: async (p12, password) => {
-        const { loadIdentity, describeCertificate } = await import('../signing/cms/index.ts');
-        const identity = await loadIdentity(p12, { password });
+        const { describeCertificate } = await import('../signing/cms/index.ts');
+        const identity = await keystores.loadIdentity(p12, { password });
         const info = describeCertificate(identity.certificate);
         return { certificate: identity.certificate, subject: info.subject, serial: info.serialNumber, teamId: info.teamId ?? null, notAfter: info.notAfter };
       },
       ...(overrides.superSignature?.ascOptions ? { ascOptions: overrides.superSignature.ascOptions } : {}),
     });
-    const deviceSigner = overrides.superSignature?.deviceSigner ?? resigningDeviceSigner({ appleCaDir: config.appleCaDir });
+    const deviceSigner = overrides.superSignature?.deviceSigner ?? resigningDeviceSigner({ appleCaDir: config.appleCaDir, loadIdentity: (p12, options) => keystores.loadIdentity(p12, options) });
     // UDID-capture profiles are signed with SIGNET_PROFILE_SIGNING_*, else the TLS pair, else not
     // at all; the CMS code loads only when there is something to sign with.
     const profileSigningFiles = config.profileSigning ?? config.tls;
@@ -134,6 +159,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       },
     });
     const tasks = new TaskService({
+      pendingTaskQuota: config.quotas.pendingTasks,
+      outbound,
       hasDeveloperAccount: async (accountId) => (await db.repos.developerAccounts.list(accountId)).some((a) => developerAccounts.usable(a)),
       db,
       queue,
@@ -142,16 +169,18 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         return base.url;
       },
     });
-    // The keystore readers (pkijs, node-forge) load on the first certificate upload, not at start:
-    // they are megabytes of code most processes never need.
+    // Keystores are opened on threads (KeystoreReader), which load the readers (pkijs, node-forge)
+    // on the first certificate upload, not at start: megabytes of code most processes never need.
     const certificates = new CertificateService({
       db,
-      loadIdentity: async (bytes, options) => (await import('../signing/cms/index.ts')).loadIdentity(bytes, options),
+      loadIdentity: (bytes, options) => keystores.loadIdentity(bytes, options),
       readProfile: profileReader,
     });
 
     const webhooks = new WebhookService({
       db,
+      outbound,
+      onOutcome: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
       get baseUrl() {
         return base.url;
       },
@@ -207,6 +236,11 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       },
       maxUploadBytes: config.maxUploadBytes,
       rateLimit: config.rateLimit,
+      publicRateLimit: config.publicRateLimit,
+      passwordAttempts: config.passwordAttempts,
+      connectionLimits: config.limits,
+      trustProxy: config.trustProxy,
+      metrics: { metrics, token: config.metricsToken },
       logger,
       https,
       console: consoleDeps,
@@ -219,7 +253,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         blobs,
         accounts: developerAccounts,
         signer: deviceSigner,
-        workDir: path.join(config.dataDir, 'tmp', 'super'),
+        workDir: path.join(ownScratch.dir, 'super'),
         logger: app.log,
       });
       const taskWorker = new TaskWorker({
@@ -234,8 +268,9 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         tasks,
         uploads,
         webhooks,
-        workDir: path.join(config.dataDir, 'tmp', 'work'),
+        scratch: ownScratch,
         onSucceeded: (task) => distributions.publish(task),
+        onSigned: (task, seconds, outcome) => metrics.signingDuration.observe({ platform: task.platform, cert_type: task.cert_type, outcome }, seconds),
         logger: app.log,
       });
       worker = queue.start({
@@ -281,8 +316,11 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         await worker?.stop();
         await pool?.close();
         await releaseReader.close();
+        await keystores.close();
         await jobs.close();
+        clearInterval(leftovers ?? undefined);
         await store.close();
+        await ownScratch.close();
         await db.close();
       })());
     return { app, url, db, queue: jobs, blobs: store, close };
@@ -291,8 +329,11 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     await worker?.stop().catch(() => {});
     await pool?.close().catch(() => {});
     await releaseReader.close().catch(() => {});
+    await keystores.close().catch(() => {});
     await queue?.close().catch(() => {});
+    clearInterval(leftovers ?? undefined);
     await blobs?.close().catch(() => {});
+    await scratch?.close().catch(() => {});
     await db.close().catch(() => {});
     throw error;
   }

@@ -12,6 +12,7 @@ import type { JobQueue } from '../queue/job-queue.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
 import type { CertType } from './signer.ts';
 import type { Principal } from './principal.ts';
+import { OutboundAllowList, validateOutboundUrl, type OutboundOptions } from './outbound.ts';
 import { taskView, type TaskView } from './views.ts';
 
 export interface CreateTaskInput {
@@ -64,6 +65,10 @@ export interface TaskServiceOptions {
   now?: () => Date;
   /** Super signature: whether the account has a usable Apple developer account (absent: never). */
   hasDeveloperAccount?: (accountId: string) => Promise<boolean>;
+  /** Pending + processing tasks one account may have; 0: no quota. */
+  pendingTaskQuota?: number;
+  /** Which callback_url destinations are acceptable (default: public addresses only). */
+  outbound?: OutboundOptions;
 }
 
 export class TaskService {
@@ -84,6 +89,11 @@ export class TaskService {
       if (previous) return this.replay(principal, previous.task_id, previous.request_hash === hash);
     }
 
+    if (input.callback_url !== undefined) validateOutboundUrl(input.callback_url, 'callback_url', this.options.outbound ?? { allow: new OutboundAllowList('') });
+    const quota = this.options.pendingTaskQuota ?? 0;
+    if (quota > 0 && (await db.repos.tasks.countActiveByAccount(principal.accountId, quota)) >= quota) {
+      throw new AppError('task_quota_exceeded', `The account already has ${quota} pending or processing tasks, its quota; wait for some to finish.`, { details: { quota } });
+    }
     const upload = await db.repos.uploads.find(principal.accountId, input.file_key);
     if (!upload) throw new AppError('file_key_not_found', `No upload with file_key ${input.file_key}.`);
     if (Date.parse(upload.expires_at) <= this.now().getTime()) {

@@ -39,6 +39,10 @@ export interface UploadServiceOptions {
   inspect: PackageInspector;
   maxUploadBytes: number;
   fileKeyTtlSeconds: number;
+  /** Bytes one account may keep in storage (uploads + signed artifacts); 0: no quota. */
+  storageQuotaBytes?: number;
+  /** Counts received bytes (metrics). */
+  onReceived?: (bytes: number, platform: Platform) => void;
   now?: () => Date;
 }
 
@@ -52,10 +56,28 @@ export class UploadService {
   }
 
   /**
+   * Whether the account may upload a file of `declaredBytes` (null: unknown yet), before a byte of
+   * it is read; returns the most bytes this upload may then have. Throws file_too_large or
+   * storage_quota_exceeded.
+   */
+  async admit(principal: Principal, declaredBytes: number | null): Promise<number> {
+    const { maxUploadBytes, storageQuotaBytes = 0 } = this.options;
+    if (declaredBytes !== null && declaredBytes > maxUploadBytes) throw new AppError('file_too_large', `The file exceeds ${maxUploadBytes} bytes.`);
+    if (storageQuotaBytes <= 0) return maxUploadBytes;
+    const left = storageQuotaBytes - (await this.options.db.repos.accounts.storedBytes(principal.accountId));
+    if (left <= 0 || (declaredBytes !== null && declaredBytes > left)) {
+      throw new AppError('storage_quota_exceeded', `The account stores ${storageQuotaBytes - left} of its ${storageQuotaBytes} bytes; this upload does not fit.`, {
+        details: { quota_bytes: storageQuotaBytes, free_bytes: Math.max(0, left) },
+      });
+    }
+    return Math.min(maxUploadBytes, left);
+  }
+
+  /**
    * Stores one uploaded file. `truncated` reports whether the multipart parser cut the part
    * short (it does so silently at its own limit). On any failure nothing of the file remains.
    */
-  async receive(principal: Principal, input: { fileName: string; stream: Readable; signal: AbortSignal; truncated?: () => boolean }): Promise<UploadView> {
+  async receive(principal: Principal, input: { fileName: string; stream: Readable; signal: AbortSignal; truncated?: () => boolean; maxBytes?: number }): Promise<UploadView> {
     const { blobs, db } = this.options;
     let platform: Platform;
     try {
@@ -66,11 +88,19 @@ export class UploadService {
     }
     const fileKey = newFileKey();
     const blobKey = uploadBlobKey(fileKey);
-    const stored = await blobs.put(blobKey, input.stream, {
-      maxBytes: this.options.maxUploadBytes,
-      signal: input.signal,
-      contentType: platform === 'ios' ? 'application/octet-stream' : 'application/vnd.android.package-archive',
-    });
+    const maxBytes = input.maxBytes ?? this.options.maxUploadBytes;
+    const stored = await blobs
+      .put(blobKey, input.stream, {
+        maxBytes,
+        signal: input.signal,
+        contentType: platform === 'ios' ? 'application/octet-stream' : 'application/vnd.android.package-archive',
+      })
+      .catch((error: unknown) => {
+        // Cut short by the account's quota rather than the size limit: say which.
+        if (errorCodeOf(error) === 'file_too_large' && maxBytes < this.options.maxUploadBytes) throw new AppError('storage_quota_exceeded', `This upload does not fit in the account's storage quota (${maxBytes} bytes free).`, { cause: error });
+        throw error;
+      });
+    this.options.onReceived?.(stored.size, platform);
     try {
       if (input.truncated?.()) throw new AppError('file_too_large', `The file exceeds ${this.options.maxUploadBytes} bytes.`);
       const identity = await this.identify(blobKey, platform, input.signal);

@@ -26,7 +26,7 @@ export interface UploadView extends AppIdentityView {
 export interface WebhookDeliveryView {
   event: string;
   attempt: number;
-  outcome: 'delivered' | 'failed';
+  outcome: 'delivered' | 'failed' | 'refused';
   status_code: number | null;
   error: string | null;
   duration_ms: number;

@@ -7,6 +7,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../db/database.ts';
 import { AppError } from '../errors.ts';
 import type { JobContext } from '../queue/job-queue.ts';
+import { OutboundAllowList, OutboundRefused, postOutbound, type OutboundOptions } from './outbound.ts';
 import { taskView } from './views.ts';
 
 export type WebhookEvent = 'task.succeeded' | 'task.failed' | 'ping';
@@ -31,7 +32,10 @@ export interface WebhookServiceOptions {
   db: Db;
   baseUrl: string;
   timeoutMs?: number;
-  fetch?: typeof fetch;
+  /** Which destinations may be called (default: public addresses only). */
+  outbound?: OutboundOptions;
+  /** Counts delivery outcomes (metrics). */
+  onOutcome?: (outcome: 'delivered' | 'failed' | 'refused') => void;
 }
 
 export class WebhookService {
@@ -52,24 +56,44 @@ export class WebhookService {
   async sendTest(accountId: string, url: string): Promise<{ delivered: boolean; status_code: number | null; error: string | null; duration_ms: number }> {
     const body = JSON.stringify({ event: 'ping', data: { account_id: accountId, sent_at: new Date().toISOString() } });
     const secret = await this.options.db.repos.accounts.webhookSecret(accountId);
+    const sent = await this.post(url, 'ping', body, secret, {}, AbortSignal.timeout(this.options.timeoutMs ?? 10_000));
+    return { delivered: sent.error === null, status_code: sent.statusCode, error: sent.error, duration_ms: Math.round(sent.durationMs) };
+  }
+
+  /**
+   * One signed POST through the outbound policy (a refused destination is never contacted).
+   * Never throws: the outcome, the receiver's status and the error, if any, are returned.
+   */
+  private async post(url: string, event: string, body: string, secret: string, headers: Record<string, string>, signal: AbortSignal): Promise<{ outcome: 'delivered' | 'failed' | 'refused'; statusCode: number | null; error: string | null; durationMs: number }> {
     const started = performance.now();
     let statusCode: number | null = null;
     let error: string | null = null;
+    let refused = false;
     try {
-      const response = await (this.options.fetch ?? fetch)(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json', 'user-agent': 'Signet-Webhook/1', 'signet-signature': webhookSignature(secret, Math.floor(Date.now() / 1000), body), 'signet-event': 'ping' },
-        body,
-        redirect: 'manual',
-        signal: AbortSignal.timeout(this.options.timeoutMs ?? 10_000),
-      });
+      const response = await postOutbound(
+        url,
+        {
+          headers: {
+            'content-type': 'application/json',
+            'user-agent': 'Signet-Webhook/1',
+            'signet-signature': webhookSignature(secret, Math.floor(Date.now() / 1000), body),
+            'signet-event': event,
+            ...headers,
+          },
+          body,
+          signal,
+        },
+        this.options.outbound ?? { allow: new OutboundAllowList('') },
+      );
       statusCode = response.status;
-      await response.body?.cancel();
       if (statusCode < 200 || statusCode > 299) error = `receiver answered HTTP ${statusCode}`;
     } catch (cause) {
-      error = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
+      refused = cause instanceof OutboundRefused;
+      error = refused ? `destination refused: ${(cause as Error).message}` : cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
     }
-    return { delivered: error === null, status_code: statusCode, error, duration_ms: Math.round(performance.now() - started) };
+    const outcome = refused ? 'refused' : error === null ? 'delivered' : 'failed';
+    this.options.onOutcome?.(outcome);
+    return { outcome, statusCode, error, durationMs: performance.now() - started };
   }
 
   /** One delivery attempt; throws (so the queue retries) unless the receiver answered 2xx. */
@@ -81,41 +105,21 @@ export class WebhookService {
     const deliveries = await db.repos.webhookDeliveries.listForTask(task.id);
     const body = JSON.stringify({ event: payload.event, data: taskView(task, this.options.baseUrl, deliveries) });
     const secret = await db.repos.accounts.webhookSecret(task.account_id);
-    const timestamp = Math.floor(Date.now() / 1000);
-    const started = performance.now();
-    let statusCode: number | null = null;
-    let error: string | null = null;
-    try {
-      const response = await (this.options.fetch ?? fetch)(url, {
-        method: 'POST',
-        headers: {
-          'content-type': 'application/json',
-          'user-agent': 'Signet-Webhook/1',
-          'signet-signature': webhookSignature(secret, timestamp, body),
-          'signet-event': payload.event,
-          'signet-delivery-attempt': String(context.attempt),
-        },
-        body,
-        redirect: 'manual',
-        signal: AbortSignal.any([context.signal, AbortSignal.timeout(this.options.timeoutMs ?? 10_000)]),
-      });
-      statusCode = response.status;
-      await response.body?.cancel();
-      if (statusCode < 200 || statusCode > 299) error = `receiver answered HTTP ${statusCode}`;
-    } catch (cause) {
-      error = cause instanceof Error ? `${cause.name}: ${cause.message}` : String(cause);
-    }
+    const signal = AbortSignal.any([context.signal, AbortSignal.timeout(this.options.timeoutMs ?? 10_000)]);
+    const { outcome, statusCode, error, durationMs } = await this.post(url, payload.event, body, secret, { 'signet-delivery-attempt': String(context.attempt) }, signal);
     await db.repos.webhookDeliveries.record({
       taskId: task.id,
       accountId: task.account_id,
       event: payload.event,
       url,
       attempt: context.attempt,
-      outcome: error === null ? 'delivered' : 'failed',
+      outcome,
       statusCode,
       error,
-      durationMs: performance.now() - started,
+      durationMs,
     });
+    // A refused destination is final: retrying would only probe it again.
+    if (outcome === 'refused') return;
     if (error !== null) throw new AppError('webhook_failed', `Webhook ${payload.event} to ${new URL(url).origin} failed: ${error}`);
   }
 }

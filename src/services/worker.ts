@@ -12,6 +12,7 @@ import type { TaskRow } from '../db/schema.ts';
 import { ERROR_CATALOGUE, errorCodeOf } from '../errors.ts';
 import { JobReleasedError, type ExhaustedJob, type JobContext, type JobHandlers, type JobQueue } from '../queue/job-queue.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
+import type { ProcessScratch } from '../storage/scratch.ts';
 import { artifactBlobKey } from '../storage/blob-keys.ts';
 import type { Logger } from './logger.ts';
 import type { CertType, Signer } from './signer.ts';
@@ -27,8 +28,8 @@ export interface TaskWorkerOptions {
   tasks: TaskService;
   uploads: UploadService;
   webhooks: WebhookService;
-  /** Scratch space for signer output (under the data dir). */
-  workDir: string;
+  /** This process's scratch (under the data dir): each attempt works in a folder of its own. */
+  scratch: Pick<ProcessScratch, 'folder'>;
   logger: Logger;
   /** How often a running task checks whether it was canceled by another process (default 2 s). */
   cancelPollMs?: number;
@@ -39,9 +40,42 @@ export interface TaskWorkerOptions {
    * does not undo the success: the link is created on first request instead.
    */
   onSucceeded?: (task: TaskRow) => Promise<unknown>;
+  /** Reports each signing run's duration (metrics); `outcome` is ok, a catalogue code, or error. */
+  onSigned?: (task: TaskRow, seconds: number, outcome: string) => void;
 }
 
 class TaskCanceled extends Error {}
+
+/**
+ * An exception the signing engine raised on this task's input that is neither a catalogue verdict
+ * nor a failure of the machine (see isTransient): the same input would raise it again, so the
+ * task fails on this attempt instead of being retried.
+ */
+class EngineFailure extends Error {
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause), { cause });
+    this.name = 'EngineFailure';
+  }
+}
+
+/** System error codes (errno, worker threads, aborts, undici) that say nothing about the input. */
+const TRANSIENT_CODE = /^(E[A-Z][A-Z0-9]+|ERR_WORKER_[A-Z_]+|ERR_STREAM_PREMATURE_CLOSE|ABORT_ERR|UND_ERR_[A-Z_]+)$/;
+/** A system error's message after crossing a thread boundary as text: "ENOSPC: no space left on device, write". */
+const TRANSIENT_MESSAGE = /(^|: )E[A-Z][A-Z0-9]+: /;
+
+/**
+ * Whether an error is the machine's rather than the input's: out of disk, file handles or memory,
+ * a killed thread, an aborted or timed-out operation. Those are worth another attempt; anything
+ * else an engine throws would recur.
+ */
+export function isTransient(error: unknown): boolean {
+  for (let e: unknown = error, depth = 0; e instanceof Error && depth < 8; e = e.cause, depth += 1) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && TRANSIENT_CODE.test(code)) return true;
+    if (e.name === 'AbortError' || e.name === 'TimeoutError' || TRANSIENT_MESSAGE.test(e.message)) return true;
+  }
+  return false;
+}
 
 export class TaskWorker {
   private readonly options: TaskWorkerOptions;
@@ -144,25 +178,41 @@ export class TaskWorker {
     const signal = AbortSignal.any([context.signal, cancel.signal]);
     const extension = task.platform === 'ios' ? 'ipa' : 'apk';
     const runId = `${context.attempt}-${randomBytes(6).toString('hex')}`;
-    await fs.mkdir(this.options.workDir, { recursive: true });
-    const outputPath = path.join(this.options.workDir, `${task.id}-${runId}.${extension}`);
+    // The attempt's folder holds the output and whatever the signer writes beside it; it goes in
+    // `finally`, and with the process's scratch if the process dies.
+    const attemptDir = await this.options.scratch.folder(`${task.id}-${runId}`);
+    const outputPath = path.join(attemptDir, `signed.${extension}`);
     let artifactKey: string | null = null;
     try {
       const result = await this.options.blobs.withLocalFile(
         task.input_blob_key,
-        (inputPath) =>
-          signer.sign({
-            taskId: task.id,
-            platform: task.platform,
-            certType: task.cert_type as CertType,
-            inputPath,
-            outputPath,
-            credential: certificate
-              ? db.repos.certificates.credential(certificate, profiles.map((p) => ({ id: p.id, bytes: db.repos.certificateProfiles.open(p) })))
-              : { kind: 'developer_accounts', accountId: task.account_id },
-            ...(options.profiles ? { profileChoice: options.profiles } : {}),
-            signal,
-          }),
+        (inputPath) => {
+          const started = performance.now();
+          const report = (outcome: string) => this.options.onSigned?.(task, (performance.now() - started) / 1000, outcome);
+          return signer
+            .sign({
+              taskId: task.id,
+              platform: task.platform,
+              certType: task.cert_type as CertType,
+              inputPath,
+              outputPath,
+              credential: certificate
+                ? db.repos.certificates.credential(certificate, profiles.map((p) => ({ id: p.id, bytes: db.repos.certificateProfiles.open(p) })))
+                : { kind: 'developer_accounts', accountId: task.account_id },
+              ...(options.profiles ? { profileChoice: options.profiles } : {}),
+              signal,
+            })
+            .then(
+              (result) => {
+                report('ok');
+                return result;
+              },
+              (error: unknown) => {
+                report(signal.aborted ? 'aborted' : (errorCodeOf(error) ?? 'error'));
+                throw errorCodeOf(error) !== null || signal.aborted || isTransient(error) ? error : new EngineFailure(error);
+              },
+            );
+        },
         { signal },
       );
       signal.throwIfAborted();
@@ -197,7 +247,7 @@ export class TaskWorker {
     } finally {
       clearInterval(poll);
       this.running.delete(task.id);
-      await fs.rm(outputPath, { force: true });
+      await fs.rm(attemptDir, { recursive: true, force: true });
     }
   }
 
@@ -220,6 +270,15 @@ export class TaskWorker {
       // A catalogue error is a verdict on this input; running it again gives the same answer.
       await this.finish(task.id, { status: 'failed', error: { code, message: error instanceof Error ? error.message : ERROR_CATALOGUE[code] } });
       logger.info({ ...log, error_code: code }, 'task failed');
+      return;
+    }
+    if (error instanceof EngineFailure) {
+      // Logged with its stack: an engine should answer bad input with a catalogue code, so this is a bug to fix.
+      logger.error({ ...log, err: error.cause }, 'signing engine failed on this input; not retried');
+      await this.finish(task.id, {
+        status: 'failed',
+        error: { code: 'signing_failed', message: `${ERROR_CATALOGUE.signing_failed} The signing engine could not process this package; running it again would give the same result.` },
+      });
       return;
     }
     logger.error({ ...log, err: error }, 'task run crashed');

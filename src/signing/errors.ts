@@ -14,6 +14,7 @@ export const SIGNING_ERRORS = {
   // Keys, certificates and keystores
   keystore_unsupported: 'The keystore format is not supported.',
   keystore_invalid: 'The keystore file is malformed.',
+  keystore_too_expensive: 'The keystore asks for more key-derivation work (iterations) than Signet allows; export it again with a standard iteration count.',
   keystore_password_incorrect: 'The keystore password is incorrect.',
   key_password_incorrect: 'The private key password is incorrect.',
   keystore_alias_not_found: 'The keystore holds no key entry with that alias.',

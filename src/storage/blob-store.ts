@@ -73,6 +73,12 @@ export interface BlobStore {
    */
   withLocalFile<T>(key: string, fn: (path: string) => Promise<T>, options?: { signal?: AbortSignal }): Promise<T>;
 
+  /**
+   * Removes temporary files that dead processes left (partial uploads of a process killed with
+   * SIGKILL); returns the bytes freed. Never touches a live process's files.
+   */
+  sweepLeftovers(): Promise<number>;
+
   /** Releases clients/handles. The store is unusable afterwards. */
   close(): Promise<void>;
 }

@@ -1,7 +1,9 @@
 // Blobs as files under one root directory (`<dataDir>/blobs`). A put streams into
-// `<root>/.tmp/<random>` and renames into place when complete: rename(2) within one file system
-// is atomic, so readers see the whole old blob or the whole new one, never a partial file.
-// Temp files live under the root (not os.tmpdir()) to stay on the same file system.
+// `<root>/.tmp/<this process>/<random>.part` and renames into place when complete: rename(2)
+// within one file system is atomic, so readers see the whole old blob or the whole new one, never
+// a partial file. Temp files live under the root (not os.tmpdir()) to stay on the same file
+// system, in a folder owned by this process (scratch.ts), so what a killed process left is
+// removed at the next start or sweep whatever its age.
 import { createWriteStream, promises as fs } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
@@ -13,36 +15,35 @@ import type { BlobInfo, BlobStore, PutOptions, PutResult, ReadOptions } from './
 import { resolveRange } from './byte-range.ts';
 import { createMeter } from './metered-stream.ts';
 import { earlyWriteback } from './early-writeback.ts';
+import { ProcessScratch, sweepDeadOwners } from './scratch.ts';
 
 const TEMP_DIR = '.tmp';
-// A temp file untouched this long belongs to a process that died mid-upload (kill -9): a live
-// upload writes to its file continuously.
-const STALE_TEMP_MS = 60 * 60 * 1000;
 
 export class DiskBlobStore implements BlobStore {
   readonly kind = 'disk';
   readonly #root: string;
+  readonly #scratch: ProcessScratch;
 
-  private constructor(root: string) {
-    this.#root = path.resolve(root);
+  private constructor(root: string, scratch: ProcessScratch) {
+    this.#root = root;
+    this.#scratch = scratch;
   }
 
-  /** Creates the root (0700) and removes temp files left by crashed processes. */
+  /** Creates the root (0700), removes temp files left by dead processes, and takes a temp folder. */
   static async open(options: { root: string }): Promise<DiskBlobStore> {
-    const store = new DiskBlobStore(options.root);
-    await fs.mkdir(path.join(store.#root, TEMP_DIR), { recursive: true, mode: 0o700 });
-    const now = Date.now();
-    for (const name of await fs.readdir(path.join(store.#root, TEMP_DIR))) {
-      const file = path.join(store.#root, TEMP_DIR, name);
-      const stat = await fs.stat(file).catch(() => null);
-      if (stat !== null && now - stat.mtimeMs > STALE_TEMP_MS) await fs.rm(file, { force: true });
-    }
-    return store;
+    const root = path.resolve(options.root);
+    await fs.mkdir(path.join(root, TEMP_DIR), { recursive: true, mode: 0o700 });
+    await sweepDeadOwners(path.join(root, TEMP_DIR));
+    return new DiskBlobStore(root, await ProcessScratch.open(path.join(root, TEMP_DIR)));
+  }
+
+  async sweepLeftovers(): Promise<number> {
+    return sweepDeadOwners(path.join(this.#root, TEMP_DIR));
   }
 
   async put(key: string, body: Readable, options: PutOptions = {}): Promise<PutResult> {
     const target = this.#path(key);
-    const temp = path.join(this.#root, TEMP_DIR, `${randomBytes(12).toString('hex')}.part`);
+    const temp = path.join(this.#scratch.dir, `${randomBytes(12).toString('hex')}.part`);
     const meter = createMeter(options.maxBytes);
     try {
       // flush: fsync before close, so a crash right after the rename cannot leave an empty blob.
@@ -101,7 +102,9 @@ export class DiskBlobStore implements BlobStore {
     return fn(this.#path(key));
   }
 
-  async close(): Promise<void> {}
+  async close(): Promise<void> {
+    await this.#scratch.close();
+  }
 
   #path(key: string): string {
     const file = path.resolve(this.#root, assertBlobKey(key));

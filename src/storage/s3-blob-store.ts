@@ -148,6 +148,11 @@ export class S3BlobStore implements BlobStore {
     await this.#client.send(new DeleteObjectCommand({ Bucket: this.#options.bucket, Key: this.#objectKey(key) }));
   }
 
+  /** Partial objects are never visible on S3; local downloads live in the caller's scratch (tempDir). */
+  async sweepLeftovers(): Promise<number> {
+    return 0;
+  }
+
   async withLocalFile<T>(key: string, fn: (file: string) => Promise<T>, options: { signal?: AbortSignal } = {}): Promise<T> {
     const source = await this.get(key, options.signal ? { signal: options.signal } : {});
     await fs.mkdir(this.#options.tempDir, { recursive: true, mode: 0o700 });

@@ -94,3 +94,6 @@ export function withEnrollment(url: string, enrollmentId: string | undefined): s
   if (enrollmentId === undefined) return url;
   return `${url}${url.includes('?') ? '&' : '?'}enrollment=${encodeURIComponent(enrollmentId)}`;
 }
+
+/** Reloads the page while a registration is in progress; a constant, allowed by its hash in the CSP. */
+export const REFRESH_SCRIPT = "setTimeout(function () { var p = document.getElementById('progress'); if (p) location.replace(p.getAttribute('data-refresh')); }, 3000);";

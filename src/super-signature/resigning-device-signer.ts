@@ -15,6 +15,8 @@ export interface ResigningDeviceSignerOptions {
   appleCaDir?: string | null;
   /** Mach-O signing threads per build (the re-signer's pool; 0 = in-process). */
   workers?: number;
+  /** Opens the developer account's .p12 (default: the engine's loadIdentity on this thread). */
+  loadIdentity?: (p12: Buffer, options: { password: string }) => Promise<Identity>;
 }
 
 export function resigningDeviceSigner(options: ResigningDeviceSignerOptions = {}): DeviceBuildSigner {
@@ -23,7 +25,8 @@ export function resigningDeviceSigner(options: ResigningDeviceSignerOptions = {}
   const identityOf = async (p12: Buffer, password: string): Promise<Identity> => {
     const { loadIdentity, completeAppleChain, parseCertificateBundle } = await import('../signing/cms/index.ts');
     caCertificates ??= loadCaDirectory(options.appleCaDir ?? null, parseCertificateBundle);
-    return completeAppleChain(await loadIdentity(p12, { password }), { caCertificates: await caCertificates });
+    const identity = await (options.loadIdentity ?? loadIdentity)(p12, { password });
+    return completeAppleChain(identity, { caCertificates: await caCertificates });
   };
 
   const resign = async (inputPath: string, outputPath: string, identity: Identity, profiles: ProvisioningProfile[], signal?: AbortSignal) => {

@@ -1,5 +1,5 @@
 // The failure paths of the catalogue that need a particular setup: a certificate in use, a
-// signer that crashes (retried, then signing_failed), a shutdown during an upload
+// signer that crashes (signing_failed at once) or fails for a machine reason (retried), a shutdown during an upload
 // (service_unavailable), an unexpected bug (internal_error, no details leaked), and a webhook
 // receiver that keeps failing (webhook_failed).
 import assert from 'node:assert/strict';
@@ -13,12 +13,13 @@ import { SCOPES } from '../../src/services/scopes.ts';
 import { ERROR_STATUS } from '../../src/http/error-status.ts';
 import { ERROR_CATALOGUE } from '../../src/errors.ts';
 import type { TaskService } from '../../src/services/tasks.ts';
+import { OutboundAllowList } from '../../src/services/outbound.ts';
 import { WebhookService } from '../../src/services/webhooks.ts';
 import { Api, streamUpload } from '../support/api-client.ts';
 import { tinyApk } from '../support/app-packages.ts';
 import { testPki } from '../support/pki.ts';
 import { startTestServer } from '../support/server.ts';
-import { crashingSigner, slowCopySigner } from '../support/slow-signer.ts';
+import { crashingSigner, flakySigner, slowCopySigner } from '../support/slow-signer.ts';
 
 async function withCertificate(api: Api): Promise<string> {
   const pki = testPki();
@@ -84,7 +85,7 @@ describe('with a slow signer', () => {
   });
 });
 
-it('retries a crashing signer, then fails the task with signing_failed after 3 attempts', { timeout: 120_000 }, async () => {
+it('fails a task whose engine throws on the input with signing_failed on the first attempt', { timeout: 120_000 }, async () => {
   const server = await startTestServer({ name: 'crashing', overrides: { signers: [crashingSigner('android')] } });
   try {
     const api = new Api(server.url, server.key);
@@ -95,7 +96,22 @@ it('retries a crashing signer, then fails the task with signing_failed after 3 a
     assert.equal(task.status, 'failed');
     assert.equal(task.error.code, 'signing_failed');
     assert.doesNotMatch(task.error.message, /test signer/, 'internal error text is not shown to clients');
-    assert.equal(task.attempts, 3);
+    assert.equal(task.attempts, 1, 'the same input would fail the same way: no retries');
+  } finally {
+    await server.close();
+  }
+});
+
+it('retries a run that failed for a machine reason (ENOSPC), and succeeds', { timeout: 120_000 }, async () => {
+  const server = await startTestServer({ name: 'flaky', overrides: { signers: [flakySigner('android', 1)] } });
+  try {
+    const api = new Api(server.url, server.key);
+    await withCertificate(api);
+    const fileKey = (await api.upload('f.apk', tinyApk())).body.data.file_key;
+    const taskId = (await api.post('/v1/tasks/create', { file_key: fileKey, cert_type: 'enterprise' })).body.data.task_id;
+    const task = await settle(api, taskId);
+    assert.equal(task.status, 'succeeded', JSON.stringify(task.error));
+    assert.equal(task.attempts, 2);
   } finally {
     await server.close();
   }
@@ -134,7 +150,7 @@ it('answers an unexpected bug with 500 internal_error and a generic message', as
 it('reports a failed webhook delivery as webhook_failed and records the attempt', async () => {
   const receiver = http.createServer((_request, response) => response.writeHead(500).end());
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  const server = await startTestServer({ name: 'webhook-failed', overrides: { signers: [] } });
+  const server = await startTestServer({ name: 'webhook-failed', env: { SIGNET_OUTBOUND_ALLOW: '127.0.0.1' }, overrides: { signers: [] } });
   try {
     const api = new Api(server.url, server.key);
     await withCertificate(api);
@@ -142,7 +158,7 @@ it('reports a failed webhook delivery as webhook_failed and records the attempt'
     const fileKey = (await api.upload('w.apk', tinyApk())).body.data.file_key;
     const taskId = (await api.post('/v1/tasks/create', { file_key: fileKey, cert_type: 'enterprise', callback_url: url })).body.data.task_id;
     await settle(api, taskId);
-    const webhooks = new WebhookService({ db: server.service.db, baseUrl: server.url });
+    const webhooks = new WebhookService({ db: server.service.db, baseUrl: server.url, outbound: { allow: new OutboundAllowList('127.0.0.1') } });
     const context = { jobId: 'job_test', kind: 'deliver_webhook' as const, attempt: 9, maxAttempts: 9, signal: new AbortController().signal };
     await assert.rejects(webhooks.deliver({ taskId, event: 'task.failed' }, context), (error: any) => error.code === 'webhook_failed');
     const task = (await api.get(`/v1/tasks/${taskId}`)).body.data;

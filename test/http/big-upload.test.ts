@@ -35,7 +35,8 @@ function filesUnder(dir: string): Array<{ file: string; size: number }> {
       const full = path.join(d, name);
       const stat = statSync(full);
       if (stat.isDirectory()) walk(full);
-      else out.push({ file: path.relative(dir, full), size: stat.size });
+      // The live server's temp-folder marker is not a file of the upload.
+      else if (name !== 'owner.json') out.push({ file: path.relative(dir, full), size: stat.size });
     }
   };
   walk(dir);

@@ -41,7 +41,8 @@ before(async () => {
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-  server = await startTestServer({ name: 'webhooks', overrides: { signers: [slowCopySigner('android', 50)] } });
+  // The receiver is on this machine: loopback must be admitted explicitly (SSRF policy).
+  server = await startTestServer({ name: 'webhooks', env: { SIGNET_OUTBOUND_ALLOW: '127.0.0.1' }, overrides: { signers: [slowCopySigner('android', 50)] } });
   api = new Api(server.url, server.key);
   const pki = testPki();
   await api.form('/v1/certificates', { kind: 'android', password: 'pw', file: { name: 'k.p12', data: pki.p12(pki.androidRsa, { password: 'pw' }) } });

@@ -33,7 +33,8 @@ function files(dir: string): string[] {
     for (const name of entries) {
       const full = path.join(d, name);
       if (statSync(full).isDirectory()) walk(full);
-      else out.push(path.relative(dir, full));
+      // A live process's temp-folder marker (removed when it stops) is not data.
+      else if (name !== 'owner.json') out.push(path.relative(dir, full));
     }
   };
   walk(dir);

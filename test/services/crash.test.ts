@@ -10,6 +10,7 @@ import { Api } from '../support/api-client.ts';
 import { tinyApk } from '../support/app-packages.ts';
 import { testPki } from '../support/pki.ts';
 import { freshDataDir, spawnServer, type ChildServer } from '../support/server.ts';
+import { tempFiles } from '../support/temp-files.ts';
 
 const TASKS = 20;
 const TERMINAL = new Set(['succeeded', 'failed', 'canceled']);
@@ -35,7 +36,7 @@ it('loses nothing when the server is killed with 20 tasks in flight', { timeout:
   const callbackUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
 
   const dataDir = freshDataDir('crash');
-  const env = { SIGNET_TEST_SIGNER: 'slow', SIGNET_TEST_SIGN_MS: '4000', SIGNET_WORKER_CONCURRENCY: '4', SIGNET_TEST_LEASE_MS: '3000', SIGNET_TEST_POLL_MS: '200', SIGNET_LOG_LEVEL: 'warn' };
+  const env = { SIGNET_TEST_SIGNER: 'slow', SIGNET_TEST_SIGN_MS: '4000', SIGNET_WORKER_CONCURRENCY: '4', SIGNET_TEST_LEASE_MS: '3000', SIGNET_TEST_POLL_MS: '200', SIGNET_LOG_LEVEL: 'warn', SIGNET_OUTBOUND_ALLOW: '127.0.0.1' };
   server = await spawnServer({ dataDir, env });
   assert.ok(server.key);
   const api = new Api(server.url, server.key);
@@ -95,4 +96,5 @@ it('loses nothing when the server is killed with 20 tasks in flight', { timeout:
   const stopped = await server.stop('SIGTERM');
   server = null;
   assert.equal(stopped, 0);
+  assert.deepEqual(tempFiles(dataDir), [], 'nothing of the killed run (partial outputs, uploads) is left in the temp folders');
 });

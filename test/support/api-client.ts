@@ -91,8 +91,10 @@ export function streamUpload(url: string, key: string, fileName: string, size: n
       });
       response.on('error', reject);
     });
+    // A server that answers early (413, 503) closes the connection while the body is still being
+    // written: the write fails (EPIPE/ECONNRESET) although the answer may already be on its way.
     request.on('error', (error) => {
-      if (!answered) reject(error);
+      if (!answered) setTimeout(() => answered || reject(error), 1000);
     });
     const body = Readable.from(
       (async function* () {

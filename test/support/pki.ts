@@ -28,6 +28,8 @@ export interface P12Options {
   includeChain?: boolean;
   /** Friendly name; defaults to the identity's alias. */
   alias?: string;
+  /** Key-derivation iterations of the bags and the MAC (`-iter N -maciter`); OpenSSL's default otherwise. */
+  iterations?: number;
 }
 
 export interface ProfileOptions {
@@ -269,13 +271,14 @@ function buildPki(): TestPki {
 
   const p12 = (id: TestIdentity, options: P12Options): Buffer => {
     const alias = options.alias ?? id.alias ?? id.label;
-    const cacheKey = JSON.stringify([id.label, options.password, !!options.legacy, !!options.includeChain, alias]);
+    const cacheKey = JSON.stringify([id.label, options.password, !!options.legacy, !!options.includeChain, alias, options.iterations ?? null]);
     const hit = p12Cache.get(cacheKey);
     if (hit) return hit;
     const out = path.join(work, `${++counter}.p12`);
     const args = ['pkcs12', '-export', '-inkey', scratch('key.pem', id.privateKeyPem), '-in', scratch('cert.pem', id.certificatePem), '-name', alias, '-passout', 'stdin', '-out', out];
     if (options.includeChain && id.chain.length > 0) args.push('-certfile', scratch('chain.pem', id.chain.map((c) => toPem(c, 'CERTIFICATE')).join('')));
     if (options.legacy) args.push('-legacy');
+    if (options.iterations !== undefined) args.push('-iter', String(options.iterations), '-maciter');
     const result = spawnChecked('openssl', args, options.password + '\n', out);
     p12Cache.set(cacheKey, result);
     return result;

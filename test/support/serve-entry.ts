@@ -11,12 +11,13 @@ import type { Signer } from '../../src/services/signer.ts';
 module.enableCompileCache?.();
 const { loadConfig } = await import('../../src/config.ts');
 const { startService } = await import('../../src/main/service.ts');
-const { failingSigner, killingSigner, slowCopySigner } = await import('./slow-signer.ts');
+const { failingSigner, killingSigner, slowCopySigner, writingSigner } = await import('./slow-signer.ts');
 
 const delay = Number(process.env.SIGNET_TEST_SIGN_MS ?? '1000');
 const choice = process.env.SIGNET_TEST_SIGNER ?? 'production';
 const signers: readonly Signer[] | undefined =
   choice === 'slow' ? [slowCopySigner('android', delay), slowCopySigner('ios', delay)]
+  : choice === 'writing' ? [writingSigner('android', delay), writingSigner('ios', delay)]
   : choice === 'failing' ? [failingSigner('android')]
   : choice === 'killing' ? [killingSigner('android')]
   : choice === 'none' ? []
@@ -36,7 +37,6 @@ if ((await service.db.repos.accounts.list()).length === 0) {
   const { ApiKeyService } = await import('../../src/services/api-keys.ts');
   process.stdout.write(`SIGNET_BOOTSTRAP_KEY ${(await new ApiKeyService(service.db.repos).create('default', 'test')).key}\n`);
 }
-process.stdout.write(`SIGNET_URL ${service.url}\n`);
 const stop = () => {
   service.close().then(
     () => process.exit(0),
@@ -46,5 +46,7 @@ const stop = () => {
     },
   );
 };
+// Handlers first, then the URL: a parent that signals as soon as it reads the URL must find them.
 process.on('SIGTERM', stop);
 process.on('SIGINT', stop);
+process.stdout.write(`SIGNET_URL ${service.url}\n`);

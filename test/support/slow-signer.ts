@@ -3,7 +3,7 @@
 // - slow: waits SIGNET_TEST_SIGN_MS (honouring the abort signal), then copies the input as the
 //   "artifact". Used to keep tasks in flight for the crash test.
 // - failing: throws a catalogue error, to see a task fail with an engine's code.
-import { copyFile } from 'node:fs/promises';
+import { copyFile, readFile, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SigningError } from '../../src/signing/errors.ts';
 import type { Platform, SignRequest, SignResult, Signer } from '../../src/services/signer.ts';
@@ -13,6 +13,22 @@ export function slowCopySigner(platform: Platform, delayMs: number): Signer {
     platform,
     certTypes: ['enterprise'],
     async sign(request: SignRequest): Promise<SignResult> {
+      await sleep(delayMs, undefined, { signal: request.signal });
+      await copyFile(request.inputPath, request.outputPath);
+      return { app: { bundleId: null, name: null, version: null, build: null }, verification: ['test-only copy'] };
+    },
+  };
+}
+
+/** Writes half of the input as its output, then waits: a run caught mid-write leaves a partial file. */
+export function writingSigner(platform: Platform, delayMs: number): Signer {
+  return {
+    platform,
+    certTypes: ['enterprise'],
+    async sign(request: SignRequest): Promise<SignResult> {
+      const input = await readFile(request.inputPath);
+      await writeFile(request.outputPath, input.subarray(0, input.length >> 1));
+      await writeFile(`${request.outputPath}.scratch`, Buffer.alloc(1024 * 1024, 1));
       await sleep(delayMs, undefined, { signal: request.signal });
       await copyFile(request.inputPath, request.outputPath);
       return { app: { bundleId: null, name: null, version: null, build: null }, verification: ['test-only copy'] };
@@ -30,13 +46,30 @@ export function failingSigner(platform: Platform): Signer {
   };
 }
 
-/** Throws a plain Error (a bug, not a verdict): the worker retries it, then fails signing_failed. */
+/** Throws a plain Error (an engine bug, not a verdict): the task fails signing_failed at once, not retried. */
 export function crashingSigner(platform: Platform): Signer {
   return {
     platform,
     certTypes: ['enterprise'],
     async sign(): Promise<SignResult> {
       throw new TypeError('test signer: unexpected internal failure');
+    },
+  };
+}
+
+/** Fails like a full disk on its first `failures` runs (a machine problem, retried), then copies. */
+export function flakySigner(platform: Platform, failures = 1): Signer {
+  let left = failures;
+  return {
+    platform,
+    certTypes: ['enterprise'],
+    async sign(request: SignRequest): Promise<SignResult> {
+      if (left > 0) {
+        left -= 1;
+        throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
+      }
+      await copyFile(request.inputPath, request.outputPath);
+      return { app: { bundleId: null, name: null, version: null, build: null }, verification: ['test-only copy'] };
     },
   };
 }

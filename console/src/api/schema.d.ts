@@ -1117,7 +1117,8 @@ export interface paths {
                                         duration_ms: number;
                                         error: string | null;
                                         event: string;
-                                        outcome: "delivered" | "failed";
+                                        /** @description `refused`: the destination is a private, loopback or metadata address that SIGNET_OUTBOUND_ALLOW does not admit; nothing was sent. */
+                                        outcome: "delivered" | "failed" | "refused";
                                         status_code: number | null;
                                     }[];
                                 }[];
@@ -1357,7 +1358,10 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `file_too_large`: The upload exceeds the maximum size. */
+                /**
+                 * @description `file_too_large`: The upload exceeds the maximum size.
+                 *     `storage_quota_exceeded`: The account's stored files would exceed its storage quota; let uploads expire or delete tasks' files first.
+                 */
                 413: {
                     headers: {
                         [name: string]: unknown;
@@ -7393,7 +7397,8 @@ export interface paths {
                                         duration_ms: number;
                                         error: string | null;
                                         event: string;
-                                        outcome: "delivered" | "failed";
+                                        /** @description `refused`: the destination is a private, loopback or metadata address that SIGNET_OUTBOUND_ALLOW does not admit; nothing was sent. */
+                                        outcome: "delivered" | "failed" | "refused";
                                         status_code: number | null;
                                     }[];
                                 }[];
@@ -7604,7 +7609,8 @@ export interface paths {
                                     duration_ms: number;
                                     error: string | null;
                                     event: string;
-                                    outcome: "delivered" | "failed";
+                                    /** @description `refused`: the destination is a private, loopback or metadata address that SIGNET_OUTBOUND_ALLOW does not admit; nothing was sent. */
+                                    outcome: "delivered" | "failed" | "refused";
                                     status_code: number | null;
                                 }[];
                             };
@@ -7989,7 +7995,8 @@ export interface paths {
                                     duration_ms: number;
                                     error: string | null;
                                     event: string;
-                                    outcome: "delivered" | "failed";
+                                    /** @description `refused`: the destination is a private, loopback or metadata address that SIGNET_OUTBOUND_ALLOW does not admit; nothing was sent. */
+                                    outcome: "delivered" | "failed" | "refused";
                                     status_code: number | null;
                                 }[];
                             };
@@ -8482,7 +8489,10 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `rate_limited`: Too many requests for this API key; retry after the time in Retry-After. */
+                /**
+                 * @description `rate_limited`: Too many requests for this API key; retry after the time in Retry-After.
+                 *     `task_quota_exceeded`: The account has as many pending tasks as its quota allows; wait for some to finish.
+                 */
                 429: {
                     headers: {
                         [name: string]: unknown;

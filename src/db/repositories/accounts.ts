@@ -71,6 +71,16 @@ export function accountRepository(db: Kysely<Database>, box: SecretBox): Account
       if (result.numUpdatedRows === 0n) throw new AppError('not_found', `no account ${accountId}`);
       return secret;
     },
+    async storedBytes(accountId) {
+      const uploads = await db.selectFrom('uploads').select((eb) => eb.fn.sum<number | string | null>('size').as('bytes')).where('account_id', '=', accountId).executeTakeFirstOrThrow();
+      const artifacts = await db
+        .selectFrom('tasks')
+        .select((eb) => eb.fn.sum<number | string | null>('artifact_size').as('bytes'))
+        .where('account_id', '=', accountId)
+        .where('artifact_size', 'is not', null)
+        .executeTakeFirstOrThrow();
+      return Number(uploads.bytes ?? 0) + Number(artifacts.bytes ?? 0);
+    },
   };
 }
 

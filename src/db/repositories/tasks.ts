@@ -5,7 +5,7 @@
 import type { Kysely } from 'kysely';
 import { newId } from '../ids.ts';
 import type { TaskRepository } from '../repositories.ts';
-import type { Database, TaskRow, TasksTable } from '../schema.ts';
+import type { Database, TaskRow, TaskStatus, TasksTable } from '../schema.ts';
 import { before, decodeCursor, nowIso, pageLimit, toPage } from './pagination.ts';
 
 const ACTIVE = ['pending', 'processing'] as const;
@@ -136,6 +136,21 @@ export function taskRepository(db: Kysely<Database>): TaskRepository {
         .where('status', 'in', ACTIVE)
         .executeTakeFirstOrThrow();
       return Number(count);
+    },
+
+    async countActiveByAccount(accountId, upTo) {
+      const { count } = await db
+        .selectFrom((eb) => eb.selectFrom('tasks').select('id').where('account_id', '=', accountId).where('status', 'in', ACTIVE).limit(upTo).as('active'))
+        .select((eb) => eb.fn.countAll<number>().as('count'))
+        .executeTakeFirstOrThrow();
+      return Number(count);
+    },
+
+    async countByStatus() {
+      const rows = await db.selectFrom('tasks').select(['status', (eb) => eb.fn.countAll<number>().as('count')]).groupBy('status').execute();
+      const counts: Record<TaskStatus, number> = { pending: 0, processing: 0, succeeded: 0, failed: 0, canceled: 0 };
+      for (const row of rows) counts[row.status] = Number(row.count);
+      return counts;
     },
   };
 }

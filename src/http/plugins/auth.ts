@@ -1,7 +1,8 @@
-// Authentication, scopes, CSRF and the per-credential rate limit, as onRequest hooks. A request
-// authenticates with a Bearer API key, or with the console's session cookie; cookie requests
-// that change state must also carry the session's CSRF token in X-CSRF-Token (a page on another
-// site can make the browser send the cookie, but cannot read the token). Routes say what they
+// Authentication, scopes and CSRF, as an onRequest hook (the per-credential rate limit follows as
+// a route hook, src/http/limits.ts). A request authenticates with a Bearer API key, or with the
+// console's session cookie; cookie requests that change state must also carry the session's CSRF
+// token in X-CSRF-Token (a page on another site can make the browser send the cookie, but cannot
+// read the token). Routes say what they
 // need in their config: `public` (no credential), `sessionOnly` (a signed-in person: profile,
 // password), and `scope`, which defaults to `tasks:read` for GET and HEAD and to `admin` for
 // everything else, so a route that forgets to declare one is closed rather than open.
@@ -12,7 +13,6 @@ import { AppError } from '../../errors.ts';
 import type { Principal } from '../../services/principal.ts';
 import { requireScope } from '../../services/scopes.ts';
 import type { ConsoleSession, SessionService } from '../../services/sessions.ts';
-import type { TokenBuckets } from '../rate-limit.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -28,6 +28,8 @@ declare module 'fastify' {
     scope?: Scope | null;
     /** Only a signed-in console user (not an API key) may call it. */
     sessionOnly?: boolean;
+    /** An HTML page (the console's): it gets the pages' security headers (security-headers.ts). */
+    page?: boolean;
   }
 }
 
@@ -65,7 +67,6 @@ export interface AuthDeps {
   authenticate: Authenticate;
   /** Console sessions; without them only API keys authenticate. */
   sessions?: SessionService | undefined;
-  buckets: TokenBuckets;
   /** Sets `Secure` on the session cookie (the public URL is https). */
   secureCookies: boolean;
 }
@@ -120,8 +121,6 @@ export function installAuth(app: FastifyInstance, deps: AuthDeps): Map<string, R
     if (principal !== null) {
       request.log = request.log.child({ account_id: principal.accountId, key_id: principal.keyId });
       if (auth.scope !== null) requireScope(principal.scopes, auth.scope);
-      const wait = deps.buckets.take(principal.keyId);
-      if (wait > 0) throw new AppError('rate_limited', undefined, { details: { retryAfterSeconds: wait } });
     }
   });
   return table;

@@ -56,7 +56,7 @@ const PatchBody = Type.Object(
   {
     password: Type.Optional(nullable('string', { minLength: 1, maxLength: 200 }, 'Require this password on the install page; null removes it.')),
     expires_at: Type.Optional(nullable('string', { format: 'date-time' }, 'Expiry time; null: never expires.')),
-    max_downloads: Type.Optional(nullable('integer', { minimum: 1 }, 'Download quota; null: unlimited.')),
+    max_downloads: Type.Optional(nullable('integer', { minimum: 1, maximum: 1_000_000_000 }, 'Download quota; null: unlimited.')),
     enabled: Type.Optional(Type.Boolean({ description: 'false turns the link off (410) without deleting it.' })),
   },
   { additionalProperties: false, minProperties: 1 },

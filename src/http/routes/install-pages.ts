@@ -22,9 +22,10 @@ import type { DistributionService, Release, UnavailableReason } from '../../dist
 import { classifyUserAgent, type Visitor } from '../../distribution/user-agent.ts';
 import type { ArtifactOpener, EnrollmentService } from '../../super-signature/enrollment.ts';
 import { renderSuperSection, withEnrollment } from '../../super-signature/install-section.ts';
-import { AppError, errorCodeOf } from '../../errors.ts';
-import { statusOf } from '../error-status.ts';
-import { cookie, pageLanguage, refusalText, sendPage } from '../public-pages.ts';
+import { AppError } from '../../errors.ts';
+import type { PasswordThrottle } from '../limits.ts';
+import { sendErrorAsPage } from '../plugins/errors.ts';
+import { cookie, pageLanguage, sendPage } from '../public-pages.ts';
 import { parseRange } from '../range.ts';
 import { sendFile } from '../send-file.ts';
 
@@ -36,6 +37,8 @@ export interface InstallPageDeps {
   secure: boolean;
   /** Super signature: per-device builds behind `?enrollment=` (absent: super links cannot install). */
   enrollments?: EnrollmentService;
+  /** Failed-password lockouts per link and visitor address. */
+  passwords: PasswordThrottle;
 }
 
 /** A link that exists but may not be used now: its page still names the app unless protected. */
@@ -55,26 +58,20 @@ export async function installPageRoutes(app: FastifyInstance, deps: InstallPageD
 
   await app.register(async (scope) => {
     // The password form posts application/x-www-form-urlencoded; only this scope accepts it.
+    // Strict: the form has one field, and anything else is refused by name (invalid_request).
     scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 4096 }, (_request, body, done) => {
-      done(null, Object.fromEntries(new URLSearchParams(body as string)));
+      const fields = new URLSearchParams(body as string);
+      const unknown = [...fields.keys()].find((name) => name !== 'password');
+      if (unknown !== undefined) done(new AppError('invalid_request', `${unknown.slice(0, 100)} is not a known field`, { details: { field: unknown.slice(0, 100) } }), undefined);
+      else done(null, Object.fromEntries(fields));
     });
 
-    // Every public handler renders its AppErrors as HTML pages instead of JSON bodies.
+    // Every public handler answers with HTML pages (catalogue code in Signet-Error), never JSON;
+    // a link that exists but may not be used now still names its app unless it is protected.
     scope.setErrorHandler(async (error, request, reply) => {
-      const code = errorCodeOf(error);
-      if (code === null) request.log.error({ err: error }, 'install page failed');
-      const language = pageLanguage(request, reply, deps.secure);
-      const [title, message] = refusalText(language, code);
       const release = error instanceof UnavailableLink ? error.release : null;
-      // The page is for people; the header names the catalogue code for scripts and support.
-      if (code !== null) reply.header('signet-error', code);
-      return sendPage(reply, code === null ? 500 : statusOf(code), renderMessagePage({
-        language,
-        requestUrl: request.url,
-        title,
-        message,
-        app: release && release.distribution.password_hash === null ? { name: appName(release), version: release.task.app_version, iconUrl: iconPath(release) } : null,
-      }));
+      const app = release && release.distribution.password_hash === null ? { name: appName(release), version: release.task.app_version, iconUrl: iconPath(release) } : null;
+      return sendErrorAsPage(request, reply, error, { secure: deps.secure, app });
     });
 
     /** The release behind a slug when it may be used now; refused with the reason otherwise. */
@@ -104,9 +101,15 @@ export async function installPageRoutes(app: FastifyInstance, deps: InstallPageD
       const release = await usable(slug);
       const hash = release.distribution.password_hash;
       const password = (request.body as { password?: unknown } | undefined)?.password;
-      if (hash !== null && (typeof password !== 'string' || !(await verifyPassword(password, hash)))) {
-        reply.header('signet-error', 'password_required');
-        return sendPage(reply, 401, renderPasswordPage({ language, requestUrl: request.url, action: `/d/${slug}`, wrongPassword: true }));
+      if (hash !== null) {
+        // Locked out after too many wrong guesses: no scrypt is spent, the page says when to retry.
+        deps.passwords.check(slug, request.ip);
+        if (typeof password !== 'string' || !(await verifyPassword(password, hash))) {
+          deps.passwords.failed(slug, request.ip);
+          reply.header('signet-error', 'password_required');
+          return sendPage(reply, 401, renderPasswordPage({ language, requestUrl: request.url, action: `/d/${slug}`, wrongPassword: true }));
+        }
+        deps.passwords.succeeded(slug, request.ip);
       }
       if (hash !== null) {
         const token = issueAccessToken(linkKey, slug, hash);

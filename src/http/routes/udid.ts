@@ -7,13 +7,12 @@
 // 200 without a profile (§3.1.4), then opens Safari at Location.
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { messages } from '../../distribution/i18n/index.ts';
-import { renderMessagePage } from '../../distribution/pages/message-page.ts';
 import type { DistributionService, Release } from '../../distribution/service.ts';
 import { MAX_DEVICE_RESPONSE_BYTES } from '../../super-signature/mobileconfig.ts';
 import type { EnrollmentService } from '../../super-signature/enrollment.ts';
 import { withEnrollment } from '../../super-signature/install-section.ts';
-import { AppError, errorCodeOf } from '../../errors.ts';
-import { statusOf } from '../error-status.ts';
+import { AppError } from '../../errors.ts';
+import { sendErrorAsPage } from '../plugins/errors.ts';
 import { pageLanguage, refusalText, sendPage } from '../public-pages.ts';
 import { accessOf } from './install-pages.ts';
 
@@ -36,21 +35,23 @@ export async function udidRoutes(app: FastifyInstance, deps: UdidRouteDeps): Pro
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: MAX_DEVICE_RESPONSE_BYTES }, (_request, body, done) => done(null, body));
 
+    // A body over the limit is not a profile answer a device would send.
     scope.setErrorHandler(async (error, request, reply) => {
-      const code = errorCodeOf(error) ?? ((error as { statusCode?: number }).statusCode === 413 ? 'device_response_invalid' : null);
-      if (code === null) request.log.error({ err: error }, 'udid route failed');
-      else request.log.info({ error_code: code }, 'udid request refused');
-      const language = pageLanguage(request, reply, deps.secure);
-      const t = messages(language);
-      const notSuper = error instanceof AppError && error.details?.reason === 'not_super';
-      const message =
-        notSuper ? t.registrationNotSuper
-        : code === 'device_response_invalid' ? t.registrationInvalid
-        : code === 'udid_challenge_invalid' ? t.registrationExpired
-        : code === 'device_udid_invalid' ? t.registrationBadUdid
-        : refusalText(language, code)[1];
-      if (code !== null) reply.header('signet-error', code);
-      return sendPage(reply, code === null ? 500 : statusOf(code), renderMessagePage({ language, requestUrl: request.url, title: t.registrationFailedTitle, message }));
+      const refused = (error as { statusCode?: number }).statusCode === 413 ? new AppError('device_response_invalid', 'The device answer is larger than any real one.') : error;
+      const notSuper = refused instanceof AppError && refused.details?.reason === 'not_super';
+      return sendErrorAsPage(request, reply, refused, {
+        secure: deps.secure,
+        describe: (language, code) => {
+          const t = messages(language);
+          const message =
+            notSuper ? t.registrationNotSuper
+            : code === 'device_response_invalid' ? t.registrationInvalid
+            : code === 'udid_challenge_invalid' ? t.registrationExpired
+            : code === 'device_udid_invalid' ? t.registrationBadUdid
+            : refusalText(language, code)[1];
+          return { title: t.registrationFailedTitle, message };
+        },
+      });
     });
 
     /** A super release that may be used now (the same availability rules as its page). */

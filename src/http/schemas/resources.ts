@@ -28,7 +28,9 @@ export const WebhookDelivery = Type.Object(
   {
     event: Type.String(),
     attempt: Type.Integer(),
-    outcome: Type.Union([Type.Literal('delivered'), Type.Literal('failed')]),
+    outcome: Type.Union([Type.Literal('delivered'), Type.Literal('failed'), Type.Literal('refused')], {
+      description: '`refused`: the destination is a private, loopback or metadata address that SIGNET_OUTBOUND_ALLOW does not admit; nothing was sent.',
+    }),
     status_code: Type.Union([Type.Integer(), Type.Null()]),
     error: NullableString(),
     duration_ms: Type.Integer(),

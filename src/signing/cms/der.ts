@@ -60,6 +60,7 @@ export function bufferOf(bytes: ArrayBuffer | Uint8Array): Buffer {
 
 /** Parses one BER element spanning all of `bytes`; anything else raises `code`. */
 export function parseAsn1(bytes: Uint8Array, code: SigningErrorCode, what: string): asn1js.AsnType {
+  assertNestingDepth(bytes, code, what);
   let parsed: ReturnType<typeof asn1js.fromBER>;
   try {
     parsed = asn1js.fromBER(toArrayBuffer(bytes));
@@ -115,4 +116,52 @@ export function decodePem(text: string): PemBlock[] {
 export function encodePem(der: Buffer, label: string): string {
   const lines = der.toString('base64').match(/.{1,64}/g) ?? [];
   return `-----BEGIN ${label}-----\n${lines.join('\n')}\n-----END ${label}-----\n`;
+}
+
+/**
+ * Deepest nesting of constructed elements parseAsn1 accepts. X.509 certificates nest about ten
+ * levels (X.690 TLVs inside Certificate → TBSCertificate → extensions → …), CMS with embedded
+ * certificates about twenty; asn1js recurses once per level, so a hostile file nesting
+ * thousands of levels would otherwise exhaust the stack instead of failing with a clear error.
+ */
+export const MAX_DER_DEPTH = 64;
+
+/**
+ * Walks the TLV headers (X.690 §8.1) without building anything and refuses nesting deeper than
+ * MAX_DER_DEPTH. Malformed headers end the walk quietly: the real parser reports them.
+ */
+function assertNestingDepth(bytes: Uint8Array, code: SigningErrorCode, what: string): void {
+  const ends: number[] = []; // end offset of each open constructed element; -1: indefinite length (BER)
+  let at = 0;
+  while (at < bytes.length) {
+    while (ends.length > 0 && ends[ends.length - 1] !== -1 && at >= (ends[ends.length - 1] as number)) ends.pop();
+    const tag = bytes[at] as number;
+    if (tag === 0 && bytes[at + 1] === 0 && ends[ends.length - 1] === -1) {
+      ends.pop(); // end-of-contents of an indefinite-length element (X.690 §8.1.5)
+      at += 2;
+      continue;
+    }
+    at += 1;
+    if ((tag & 0x1f) === 0x1f) {
+      while (at < bytes.length && ((bytes[at] as number) & 0x80) !== 0) at += 1; // high tag number form, §8.1.2.4
+      at += 1;
+    }
+    if (at >= bytes.length) return;
+    const first = bytes[at++] as number;
+    let length = first;
+    const indefinite = first === 0x80;
+    if (first > 0x80) {
+      const count = first & 0x7f;
+      if (count > 6 || at + count > bytes.length) return;
+      length = 0;
+      for (let i = 0; i < count; i += 1) length = length * 256 + (bytes[at++] as number);
+    }
+    if ((tag & 0x20) !== 0) {
+      ends.push(indefinite ? -1 : at + length);
+      if (ends.length > MAX_DER_DEPTH) throw new SigningError(code, `${what}: ASN.1 nesting deeper than ${MAX_DER_DEPTH} levels.`);
+    } else {
+      if (indefinite) return;
+      at += length;
+    }
+  }
 }

@@ -14,6 +14,14 @@ export const JCEKS_MAGIC = 0xcececece;
 /** OID of Sun's proprietary KeyProtector algorithm (JavaKeyStore stores keys only with it). */
 const KEY_PROTECTOR_OID = '1.3.6.1.4.1.42.2.17.1.1';
 
+/**
+ * Bounds on what a JKS file may declare. Every count is also bounded by the file's bytes (a
+ * truncated file fails), but a declared count of four billion entries should fail at once with
+ * a clear message. Real signing keystores hold a handful of entries with chains of 1–4.
+ */
+const MAX_ENTRIES = 1024;
+const MAX_CHAIN_LENGTH = 32;
+
 export interface JksEntry {
   /** Aliases are stored lower-cased by JavaKeyStore. */
   alias: string;
@@ -101,6 +109,7 @@ export function readJks(bytes: Buffer, storePassword: string): JksEntry[] {
   };
 
   const count = cursor.u32();
+  if (count > MAX_ENTRIES) throw new SigningError('keystore_invalid', `The JKS keystore declares ${count} entries; at most ${MAX_ENTRIES} are accepted.`);
   const entries: JksEntry[] = [];
   for (let i = 0; i < count; i++) {
     const tag = cursor.u32();
@@ -109,6 +118,7 @@ export function readJks(bytes: Buffer, storePassword: string): JksEntry[] {
     if (tag === 1) {
       const protectedKey = Buffer.from(cursor.take(cursor.u32()));
       const chainLength = cursor.u32();
+      if (chainLength > MAX_CHAIN_LENGTH) throw new SigningError('keystore_invalid', `The JKS key entry "${alias}" declares a chain of ${chainLength} certificates; at most ${MAX_CHAIN_LENGTH} are accepted.`);
       const certificates: Buffer[] = [];
       for (let c = 0; c < chainLength; c++) certificates.push(readCertificate());
       entries.push({ alias, kind: 'key', created, certificates, protectedKey });

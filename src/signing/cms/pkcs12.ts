@@ -34,6 +34,46 @@ interface ForgePbe {
   pbe: { getCipherForPKCS12PBE(oid: string, params: forge.asn1.Asn1, password: string): forge.cipher.BlockCipher };
 }
 
+/**
+ * Most key-derivation iterations a PKCS#12 file may ask for, for its MAC (RFC 7292 Appendix B
+ * KDF) and for each encrypted bag (PBKDF2 or the Appendix B PBE). Exporters use 2,000–10,000
+ * (OpenSSL 3 and macOS 2048, Java 17 10,000); the cap leaves two orders of magnitude of room. The
+ * iteration count is the file's to choose, so without a cap a 5 KB upload can ask for minutes of
+ * CPU (pkijs derives the MAC key in JavaScript, about 0.5 M iterations per second).
+ */
+export const MAX_PKCS12_ITERATIONS = 1_000_000;
+
+function assertIterations(iterations: number | bigint | undefined, what: string): void {
+  if (iterations === undefined) return;
+  if (typeof iterations !== 'number' || !Number.isSafeInteger(iterations) || iterations < 1 || iterations > MAX_PKCS12_ITERATIONS) {
+    throw new SigningError('keystore_too_expensive', `The PKCS#12 ${what} asks for ${String(iterations)} key-derivation iterations; at most ${MAX_PKCS12_ITERATIONS} are accepted. Export it again, e.g. with openssl pkcs12 -export -iter 2048 -maciter.`, {
+      details: { iterations: String(iterations), limit: MAX_PKCS12_ITERATIONS },
+    });
+  }
+}
+
+/** The iteration count of a PBES2 (PBKDF2) or RFC 7292 Appendix B PBE AlgorithmIdentifier. */
+function pbeIterations(algorithm: pkijs.AlgorithmIdentifier): number | bigint | undefined {
+  const params = algorithm.algorithmParams;
+  try {
+    if (algorithm.algorithmId === OID.pbes2) {
+      const pbes2 = new pkijs.PBES2Params({ schema: params });
+      return new pkijs.PBKDF2Params({ schema: pbes2.keyDerivationFunc.algorithmParams }).iterationCount;
+    }
+    // pkcs-12PbeParams ::= SEQUENCE { salt OCTET STRING, iterations INTEGER }
+    const [, iterations] = params instanceof asn1js.Sequence ? params.valueBlock.value : [];
+    return iterations instanceof asn1js.Integer ? integerValue(iterations) : undefined;
+  } catch (cause) {
+    throw new SigningError('keystore_invalid', `The PKCS#12 encryption parameters are malformed: ${describe(cause)}`, { cause });
+  }
+}
+
+/** An INTEGER as a number, or as a bigint when it does not fit (the caller refuses it then). */
+function integerValue(integer: asn1js.Integer): number | bigint {
+  const big = integer.toBigInt();
+  return big <= BigInt(Number.MAX_SAFE_INTEGER) && big >= 0n ? Number(big) : big;
+}
+
 /** Signals a decryption failure that a wrong password explains (bad padding or garbage out). */
 class DecryptFailed extends Error {}
 
@@ -43,6 +83,9 @@ class DecryptFailed extends Error {}
  */
 export async function openPkcs12(bytes: Buffer, password: string, keyPassword: string = password): Promise<Pkcs12Contents> {
   const pfx = parsePfx(bytes);
+  // MacData ::= SEQUENCE { mac DigestInfo, macSalt OCTET STRING, iterations INTEGER DEFAULT 1 }
+  const macIterations = pfx.macData?.toSchema().valueBlock.value[2];
+  if (macIterations instanceof asn1js.Integer) assertIterations(integerValue(macIterations), 'integrity MAC');
   const passwordBytes = toArrayBuffer(Buffer.from(password, 'utf8'));
   const hasMac = pfx.macData !== undefined;
   try {
@@ -155,6 +198,7 @@ function octets(element: unknown, what: string): Buffer {
 
 async function decryptPbe(algorithm: pkijs.AlgorithmIdentifier, ciphertext: Buffer, password: string): Promise<Buffer> {
   const oid = algorithm.algorithmId;
+  if (oid === OID.pbes2 || oid in LEGACY_PBE) assertIterations(pbeIterations(algorithm), 'encryption');
   if (oid === OID.pbes2) {
     // RFC 8018 PBES2: the password goes to PBKDF2 as its UTF-8 bytes (OpenSSL, Java).
     const encrypted = new pkijs.EncryptedData({

@@ -22,6 +22,12 @@ export { decodeEntitlementsDer } from './der-decode.ts';
 
 export type PlistFormat = 'xml' | 'binary';
 
+/**
+ * Largest plist accepted. Real Info.plists, entitlements and profiles are kilobytes; the cap keeps
+ * a hostile package from making the readers hold (and an XML reader decode) hundreds of megabytes.
+ */
+export const MAX_PLIST_BYTES = 16 * 1024 * 1024;
+
 export interface ParsedPlist {
   value: PlistValue;
   /** The format read, so an edited file can be written back the same way. */
@@ -30,6 +36,7 @@ export interface ParsedPlist {
 
 /** Reads a binary ("bplist00") or XML plist; anything else fails with `plist_invalid`. */
 export function parsePlist(bytes: Uint8Array, options: BinaryParseOptions = {}): ParsedPlist {
+  if (bytes.length > MAX_PLIST_BYTES) throw new SigningError('plist_invalid', `plist of ${bytes.length} bytes exceeds the ${MAX_PLIST_BYTES}-byte limit`);
   if (isBinaryPlist(bytes)) return { value: parseBinaryPlist(bytes, options), format: 'binary' };
   if (bytes.length >= 6 && Buffer.from(bytes.buffer, bytes.byteOffset, 6).toString('latin1').startsWith('bplist')) {
     throw new SigningError('plist_invalid', 'binary plist version other than "bplist00"');

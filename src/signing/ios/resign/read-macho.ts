@@ -3,7 +3,8 @@
 // one is fed to zlib in 1 MiB reads and inflated into one allocation. The file is never held
 // twice, which is what bounds memory for an 80 MiB executable. CRC-32 and size are checked as
 // the zip reader would check them.
-import { createInflateRaw, crc32 } from 'node:zlib';
+import { once } from 'node:events';
+import { constants as zlibConstants, createInflateRaw, crc32 } from 'node:zlib';
 import type { DataSource } from '../../data-source.ts';
 import { SigningError } from '../../errors.ts';
 import { METHOD_STORED, type ZipEntry, type ZipReader } from '../../zip/index.ts';
@@ -27,16 +28,22 @@ async function inflateInto(source: DataSource, entry: ZipEntry): Promise<Buffer>
   // With a chunk size above the file size, node:zlib inflates everything into one buffer and
   // emits views of it (a new buffer is only taken when one is full), so the file is allocated
   // once. Should the chunks ever not be views of one buffer, they are copied into a fresh one.
-  const inflater = createInflateRaw({ chunkSize: entry.uncompressedSize + 1 });
+  // zlib refuses chunks under Z_MIN_CHUNK (64 bytes): a tiny (malformed) executable still gets one.
+  const inflater = createInflateRaw({ chunkSize: Math.max(zlibConstants.Z_MIN_CHUNK, entry.uncompressedSize + 1) });
   const end = entry.dataOffset + entry.compressedSize;
+  // Aborted once the output side stops (corrupt data, too much output): a destroyed inflater never
+  // emits 'drain', and a feed waiting for it would keep this function from ever returning.
+  const stop = new AbortController();
   const feed = (async () => {
     try {
       for (let pos = entry.dataOffset; pos < end; pos += STEP) {
-        if (!inflater.write(await source.read(pos, Math.min(STEP, end - pos)))) await new Promise((resolve) => inflater.once('drain', resolve));
+        const raw = await source.read(pos, Math.min(STEP, end - pos));
+        if (stop.signal.aborted) return;
+        if (!inflater.write(raw)) await once(inflater, 'drain', { signal: stop.signal });
       }
       inflater.end();
     } catch (error) {
-      inflater.destroy(error as Error);
+      if (!stop.signal.aborted) inflater.destroy(error as Error);
     }
   })();
   const chunks: Buffer[] = [];
@@ -51,6 +58,7 @@ async function inflateInto(source: DataSource, entry: ZipEntry): Promise<Buffer>
     if (error instanceof SigningError) throw error;
     throw new SigningError('zip_invalid', `entry ${JSON.stringify(entry.name)} has corrupt deflate data: ${(error as Error).message}`, { cause: error, details: { name: entry.name } });
   } finally {
+    stop.abort();
     inflater.destroy();
     await feed;
   }
