@@ -22,11 +22,18 @@ export interface RateLimitSettings {
 
 export type LimitName = 'apiKey' | 'publicPage';
 
-/** Which limit a route gets: its own `config.rateLimit`, else by whether it is public. */
+/**
+ * Which limit a route gets: its own `config.rateLimit`, else by what it is. The console's pages
+ * and the content-hashed static files (console assets, the install pages' stylesheet and script)
+ * are cheap, cached files a single sign-in fetches dozens of, behind an office NAT for many
+ * people at once: limiting them per address would lock a team out of its console.
+ */
 function limitFor(route: RouteOptions): LimitName | null {
   const url = route.url;
   if (url === '/healthz' || url === '/readyz' || url === '/metrics') return null; // probes and scrapers
-  return route.config && (route.config as { public?: boolean }).public ? 'publicPage' : 'apiKey';
+  const config = (route.config ?? {}) as { public?: boolean; page?: boolean };
+  if (config.page || url.startsWith('/assets/') || url.startsWith('/pages/')) return null;
+  return config.public ? 'publicPage' : 'apiKey';
 }
 
 function refusal(code: ErrorCode, ttlMs: number): AppError {

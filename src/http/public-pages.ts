@@ -42,6 +42,12 @@ export function sendPage(reply: FastifyReply, status: number, body: string): Fas
 /** Title and message of the page that answers a refusal, in the visitor's language. */
 export function refusalText(language: Language, code: ErrorCode | null): [string, string] {
   const t = messages(language);
+  return localizedRefusal(language, code) ?? [t.unavailableTitle, t.failed];
+}
+
+/** The words of a refusal the pages know how to explain; null for any other code. */
+export function localizedRefusal(language: Language, code: ErrorCode | null): [string, string] | null {
+  const t = messages(language);
   switch (code) {
     case 'distribution_not_found': return [t.notFoundTitle, t.notFound];
     case 'link_expired': return [t.expiredTitle, t.expired];
@@ -55,6 +61,6 @@ export function refusalText(language: Language, code: ErrorCode | null): [string
     case 'super_signing_unavailable': return [t.failNoSuperTitle, t.failNoSuper];
     case null:
     case 'internal_error': return [t.failedTitle, t.failed];
-    default: return [t.unavailableTitle, t.failed];
+    default: return null;
   }
 }

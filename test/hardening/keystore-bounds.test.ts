@@ -39,22 +39,26 @@ function withMacIterations(p12: Buffer, exported: number, iterations: number): B
   return Buffer.concat([p12.subarray(0, at), encode(iterations), p12.subarray(at + 5)]);
 }
 
-/** Polls /healthz every 50 ms while `work` runs; returns the slowest answer in ms. */
-async function slowestHealthz(work: Promise<unknown>): Promise<{ slowest: number; polls: number }> {
+/**
+ * Polls /healthz every 50 ms while `work` runs. `slowest` is the second-slowest answer in ms: one
+ * scheduler hiccup of a shared machine is forgiven, while a key derivation on the event loop
+ * stalls answer after answer (one per derivation, and a keystore has several). `worst` is the
+ * slowest, which must still be far from the seconds a blocked loop takes.
+ */
+async function slowestHealthz(work: Promise<unknown>): Promise<{ slowest: number; worst: number; polls: number }> {
   let done = false;
   void work.finally(() => (done = true)).catch(() => {});
-  let slowest = 0;
-  let polls = 0;
+  const times: number[] = [];
   while (!done) {
     const started = performance.now();
     const response = await fetch(`${server.url}/healthz`);
     await response.text();
     assert.equal(response.status, 200);
-    slowest = Math.max(slowest, performance.now() - started);
-    polls += 1;
+    times.push(performance.now() - started);
     await sleep(50);
   }
-  return { slowest, polls };
+  times.sort((a, b) => b - a);
+  return { slowest: times[1] ?? times[0] ?? 0, worst: times[0] ?? 0, polls: times.length };
 }
 
 it('refuses a PKCS#12 whose MAC asks for 8,388,607 iterations at once, with keystore_too_expensive', async () => {
@@ -74,11 +78,12 @@ it('answers /healthz within 100 ms while a keystore at the iteration cap is bein
   // Every bag and the MAC at the cap: seconds of key derivation, all of it on a keystore thread.
   const costly = pki.p12(pki.androidRsa, { password: 'pw', iterations: MAX_PKCS12_ITERATIONS });
   const upload = api.form('/v1/certificates', { kind: 'android', password: 'pw', file: { name: 'costly.p12', data: costly } });
-  const { slowest, polls } = await slowestHealthz(upload);
+  const { slowest, worst, polls } = await slowestHealthz(upload);
   const response = await upload;
   assert.equal(response.status, 200, JSON.stringify(response.body));
   assert.ok(polls >= 5, `the upload took long enough to be measured (${polls} polls)`);
   assert.ok(slowest < bound, `healthz took ${slowest.toFixed(0)} ms (bound ${bound.toFixed(0)} ms)`);
+  assert.ok(worst < 1000, `no answer waited for a key derivation (${worst.toFixed(0)} ms)`);
   // A wrong password costs the same derivation and is answered the same way.
   const wrong = api.form('/v1/certificates', { kind: 'android', password: 'nope', file: { name: 'costly.p12', data: costly } });
   const during = await slowestHealthz(wrong);

@@ -20,7 +20,7 @@ describe('account settings', () => {
   let viewer: ConsoleClient;
 
   before(async () => {
-    server = await startTestServer({ name: 'console-account', env: { SIGNET_SIGN_IN_LIMIT: '200/60s,100/900s' }, overrides: { signers: [slowCopySigner('android', 0)] } });
+    server = await startTestServer({ name: 'console-account', env: { SIGNET_SIGN_IN_LIMIT: '200/60s,100/900s', SIGNET_OUTBOUND_ALLOW: '127.0.0.1' }, overrides: { signers: [slowCopySigner('android', 0)] } });
     owner = new ConsoleClient(server.url);
     await owner.setup(server.setupUrl!, 'owner@example.com', 'owner-password-1');
     const invite = await owner.post('/v1/invitations', { email: 'viewer@example.com', role: 'viewer' });

@@ -7,11 +7,11 @@
 import http from 'node:http';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { Language } from '../../distribution/i18n/index.ts';
+import { messages, type Language } from '../../distribution/i18n/index.ts';
 import { renderMessagePage, type MessagePageModel } from '../../distribution/pages/message-page.ts';
 import { AppError, ERROR_CATALOGUE, errorCodeOf, type ErrorCode } from '../../errors.ts';
 import { ERROR_STATUS } from '../error-status.ts';
-import { pageLanguage, refusalText, sendPage } from '../public-pages.ts';
+import { localizedRefusal, pageLanguage, refusalText, sendPage } from '../public-pages.ts';
 
 export function sendError(reply: FastifyReply, code: ErrorCode, message?: string): FastifyReply {
   const status = ERROR_STATUS[code];
@@ -147,24 +147,27 @@ export interface ErrorPageOptions {
 }
 
 /** The public pages' error answer: a page for people in their language, the code in Signet-Error for scripts. */
-export function sendErrorPage(request: FastifyRequest, reply: FastifyReply, code: ErrorCode, options: ErrorPageOptions = {}): FastifyReply {
+export function sendErrorPage(request: FastifyRequest, reply: FastifyReply, code: ErrorCode, options: ErrorPageOptions = {}, detail?: string): FastifyReply {
   // Routes that render pages have their security headers already; a page for a path no route
   // matches (a mistyped link) gets the same ones here.
   const helmet = (reply as FastifyReply & { helmet?: ((options?: object) => void) | null }).helmet;
   if (typeof helmet === 'function' && reply.getHeader('content-security-policy') === undefined) helmet();
   const language = pageLanguage(request, reply, options.secure ?? request.protocol === 'https');
   const described = options.describe?.(language, code) ?? null;
-  const [title, message] = described ? [described.title, described.message] : refusalText(language, code);
+  // Codes the pages have no words for (a malformed form, say) show the error's own message.
+  const [title, message] = described
+    ? [described.title, described.message]
+    : (localizedRefusal(language, code) ?? (detail !== undefined && ERROR_STATUS[code] < 500 ? [messages(language).unavailableTitle, detail] : refusalText(language, code)));
   reply.header('signet-error', code);
   return sendPage(reply, ERROR_STATUS[code], renderMessagePage({ language, requestUrl: request.url, title, message, app: options.app ?? null }));
 }
 
 /** Any error as a public page (install pages, UDID capture): logged like the API's errors. */
 export function sendErrorAsPage(request: FastifyRequest, reply: FastifyReply, error: unknown, options: ErrorPageOptions = {}): FastifyReply {
-  const { code } = catalogueOf(error);
+  const { code, message } = catalogueOf(error);
   log(request, error, code);
   decorate(reply, error, code);
-  return sendErrorPage(request, reply, code, options);
+  return sendErrorPage(request, reply, code, options, message);
 }
 
 function log(request: FastifyRequest, error: unknown, code: ErrorCode): void {
@@ -199,7 +202,7 @@ export function installErrorHandling(app: FastifyInstance, routeAllows: (method:
 export function frameworkErrors(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const { code, message } = catalogueOf(error);
   log(request, error, code);
-  if (isPagePath(request.raw.url ?? '')) sendErrorPage(request, reply, code);
+  if (isPagePath(request.raw.url ?? '')) sendErrorPage(request, reply, code, {}, message);
   else sendError(reply, code, message);
 }
 
