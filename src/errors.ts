@@ -43,7 +43,6 @@ export const SERVICE_ERRORS = {
   password_required: 'This install link is password protected.',
   signer_unavailable: 'No signing engine is available for this platform and certificate type.',
   signing_failed: 'Signing failed for an unexpected reason.',
-  verification_failed: 'The signed output did not pass verification and was not handed out.',
   task_attempts_exhausted: 'The task was interrupted too many times.',
   webhook_failed: 'The webhook could not be delivered.',
   service_unavailable: 'The service is shutting down or not ready.',

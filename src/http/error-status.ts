@@ -49,7 +49,6 @@ const SERVICE_STATUS: Record<ServiceErrorCode, number> = {
   password_required: 401,
   signer_unavailable: 422,
   signing_failed: 500,
-  verification_failed: 500,
   task_attempts_exhausted: 500,
   webhook_failed: 502,
   service_unavailable: 503,
@@ -89,7 +88,10 @@ const SERVICE_STATUS: Record<ServiceErrorCode, number> = {
   internal_error: 500,
 };
 
-const SIGNING_STATUS: Partial<Record<SigningErrorCode, number>> = {};
+const SIGNING_STATUS: Partial<Record<SigningErrorCode, number>> = {
+  // The signer's own output failed its verifier (signing/pipeline): Signet's fault, not the input's.
+  verification_failed: 500,
+};
 
 export const ERROR_STATUS: Record<ErrorCode, number> = {
   ...SERVICE_STATUS,

@@ -40,6 +40,8 @@ import { KeystoreReader } from '../services/keystore-reader.ts';
 import { Metrics } from '../services/metrics.ts';
 import { OutboundAllowList, type OutboundOptions } from '../services/outbound.ts';
 import { SignerPool } from '../services/signer-pool.ts';
+import { readCaDirectory } from '../signing/cms/ca-directory.ts';
+import type { SigningSettings } from '../signing/pipeline/types.ts';
 import { TaskWorker } from '../services/worker.ts';
 import { productionSigners, productionProfileReader } from './signers.ts';
 
@@ -144,7 +146,10 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       },
       ...(overrides.superSignature?.ascOptions ? { ascOptions: overrides.superSignature.ascOptions } : {}),
     });
-    const deviceSigner = overrides.superSignature?.deviceSigner ?? resigningDeviceSigner({ appleCaDir: config.appleCaDir, loadIdentity: (p12, options) => keystores.loadIdentity(p12, options) });
+    // Signing settings shared by every path (pool threads, per-device builds): SIGNET_APPLE_CA_DIR's
+    // certificates, read once, beside the Apple CAs shipped with Signet.
+    const signingSettings: SigningSettings = { caCertificates: config.appleCaDir === null ? [] : await readCaDirectory(config.appleCaDir) };
+    const deviceSigner = overrides.superSignature?.deviceSigner ?? resigningDeviceSigner({ settings: signingSettings, loadIdentity: (p12, options) => keystores.loadIdentity(p12, options) });
     // UDID-capture profiles are signed with SIGNET_PROFILE_SIGNING_*, else the TLS pair, else not
     // at all; the CMS code loads only when there is something to sign with.
     const profileSigningFiles = config.profileSigning ?? config.tls;
@@ -261,7 +266,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         queue,
         blobs,
         signers: [
-          ...(overrides.signers ?? productionSigners((pool = new SignerPool({ threads: config.workerConcurrency })))),
+          ...(overrides.signers ?? productionSigners((pool = new SignerPool({ threads: config.workerConcurrency, settings: signingSettings })).run)),
           // In-process: it calls App Store Connect and reads developer accounts from the database.
           new SuperTaskSigner({ db, accounts: developerAccounts, engine: deviceSigner }),
         ],

@@ -1,25 +1,15 @@
-// The production signing engines and the provisioning-profile reader. Engines run on the
-// SignerPool's worker threads (loaded there on first use); a platform missing here fails its
-// tasks with `signer_unavailable`, never with a fake success. iOS super-signing is not wired yet.
+// The production signers and the provisioning-profile reader. Signing runs on the SignerPool's
+// worker threads (engines load there on first use); a platform missing here fails its tasks with
+// `signer_unavailable`, never with a fake success. Super signing is wired in service.ts.
 import type { ProfileReader } from '../services/certificates.ts';
 import type { Signer } from '../services/signer.ts';
-import type { SignerPool } from '../services/signer-pool.ts';
+import type { RunSignPackage } from '../services/signer-pool.ts';
+import { AndroidSigner } from '../services/signers/android.ts';
+import { IosEnterpriseSigner } from '../services/signers/ios.ts';
 
-export function productionSigners(pool: SignerPool): Signer[] {
-  return [
-    pool.signer({
-      platform: 'android',
-      certTypes: ['enterprise'],
-      module: new URL('../services/signers/android.ts', import.meta.url).href,
-      exportName: 'AndroidSigner',
-    }),
-    pool.signer({
-      platform: 'ios',
-      certTypes: ['enterprise'],
-      module: new URL('../services/signers/ios.ts', import.meta.url).href,
-      exportName: 'IosEnterpriseSigner',
-    }),
-  ];
+/** The enterprise signers, each running the signing pipeline through `run` (the SignerPool's threads). */
+export function productionSigners(run: RunSignPackage): Signer[] {
+  return [new AndroidSigner(run), new IosEnterpriseSigner(run)];
 }
 
 /** Reads an uploaded .mobileprovision (the parser loads on first use). */

@@ -1,49 +1,28 @@
-// Runs inside a SignerPool thread: loads the engine module once per thread, signs, and returns
-// the outcome as plain data (class identity and `code` would not survive structured cloning of
-// a thrown error).
+// Runs inside a SignerPool thread: the one signing pipeline (signPackageFile) with the settings
+// the pool was started with (piscina workerData: CA certificates, Mach-O threads), returning the
+// outcome as plain data (class identity and `code` would not survive structured cloning of a
+// thrown error).
+import { workerData } from 'piscina';
 import { errorCodeOf } from '../errors.ts';
-import type { Credential } from '../db/credential.ts';
-import type { SignRequest, SignResult, Signer } from './signer.ts';
+import { signPackageFile } from '../signing/pipeline/sign-package.ts';
+import type { SignPackageRequest, SignSummary, SigningSettings } from '../signing/pipeline/types.ts';
 
 export interface ThreadRequest {
-  module: string;
-  exportName: string;
-  request: Omit<SignRequest, 'signal'>;
+  request: SignPackageRequest;
+  inputPath: string;
+  outputPath: string;
 }
 
-export type ThreadOutcome = { ok: true; result: SignResult } | { ok: false; code: string | null; message: string };
+export type ThreadOutcome = { ok: true; summary: SignSummary } | { ok: false; code: string | null; message: string; details?: Record<string, unknown> };
 
-const signers = new Map<string, Promise<Signer>>();
-
-async function signerFor(module: string, exportName: string): Promise<Signer> {
-  const key = `${module}#${exportName}`;
-  let signer = signers.get(key);
-  if (!signer) {
-    signer = import(module).then((loaded: Record<string, new () => Signer>) => {
-      const SignerClass = loaded[exportName];
-      if (typeof SignerClass !== 'function') throw new Error(`${module} does not export ${exportName}`);
-      return new SignerClass();
-    });
-    signers.set(key, signer);
-  }
-  return signer;
-}
-
-/** Structured cloning delivers Buffers as plain Uint8Arrays; the engines expect Buffers. */
-function revive(credential: Credential): Credential {
-  const buffer = (value: Uint8Array): Buffer => Buffer.from(value.buffer, value.byteOffset, value.byteLength);
-  if (credential.kind === 'ios_enterprise') return { ...credential, p12: buffer(credential.p12), profiles: credential.profiles.map((p) => ({ id: p.id, bytes: buffer(p.bytes) })) };
-  if (credential.kind === 'developer_accounts') return credential;
-  return { ...credential, keystore: buffer(credential.keystore), certificate: credential.certificate === null ? null : buffer(credential.certificate) };
-}
+const settings = (workerData ?? {}) as SigningSettings;
 
 export default async function sign(message: ThreadRequest): Promise<ThreadOutcome> {
   try {
-    const signer = await signerFor(message.module, message.exportName);
-    // Cancellation terminates this thread, so the engine's own signal never fires here.
-    const result = await signer.sign({ ...message.request, credential: revive(message.request.credential), signal: new AbortController().signal });
-    return { ok: true, result };
+    // Cancellation terminates this thread, so no signal is needed here.
+    return { ok: true, summary: await signPackageFile(message.request, message.inputPath, message.outputPath, settings) };
   } catch (error) {
-    return { ok: false, code: errorCodeOf(error), message: error instanceof Error ? error.message : String(error) };
+    const details = error !== null && typeof error === 'object' && 'details' in error ? (error.details as Record<string, unknown> | undefined) : undefined;
+    return { ok: false, code: errorCodeOf(error), message: error instanceof Error ? error.message : String(error), ...(details === undefined ? {} : { details }) };
   }
 }

@@ -48,6 +48,8 @@ export const SIGNING_ERRORS = {
   asset_catalog_invalid: 'The compiled asset catalog (Assets.car) is malformed.',
   asset_catalog_unsupported: 'The compiled asset catalog (Assets.car) stores the image in a form Signet cannot decode.',
   incremental_template_mismatch: 'The prepared build cannot take this profile incrementally (entitlements or signature layout differ); re-sign the app in full.',
+  // Signing pipeline (pipeline/sign-package.ts)
+  verification_failed: 'The signed output did not pass verification and was not handed out.',
 } as const;
 
 export type SigningErrorCode = keyof typeof SIGNING_ERRORS;

@@ -38,7 +38,7 @@ export interface PrepareRequest {
 }
 
 export interface PrepareResult {
-  app: { bundleId: string; name: string | null; version: string | null; build: string | null };
+  app: { bundleId: string | null; name: string | null; version: string | null; build: string | null };
   verification: string[];
 }
 

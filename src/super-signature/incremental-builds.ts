@@ -172,7 +172,7 @@ async function verifyComposite(sharedPath: string, partPath: string): Promise<vo
   const source = new ConcatSource([await FileSource.open(sharedPath), await FileSource.open(partPath)]);
   try {
     const report = await verifyIpa(source);
-    if (!report.verified) throw new AppError('verification_failed', `The device build does not verify: ${allProblems(report).slice(0, 5).join('; ')}`);
+    if (!report.verified) throw new SigningError('verification_failed', `The device build does not verify: ${allProblems(report).slice(0, 5).join('; ')}`);
   } finally {
     await source.close();
   }

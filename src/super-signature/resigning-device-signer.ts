@@ -1,70 +1,59 @@
-// The DeviceBuildSigner backed by the iOS re-signer (src/signing/ios/resign, through the iOS
-// task signer's resignIpaFile: re-sign into a partial file, verify with `signet verify`'s checks,
-// rename). Every device build is a whole-app re-sign of the task's upload for the device's ad-hoc
-// profiles (one per App ID: each bundle takes the one covering it); a super task's prepared
-// build is the same re-sign with one template profile per App ID (template-profile.ts). Apple's .p12 exports carry no intermediates, so the chain is completed
-// from SIGNET_APPLE_CA_DIR. Engines load on first use.
-import { readdir, readFile } from 'node:fs/promises';
-import path from 'node:path';
-import type { Identity } from '../signing/cms/index.ts';
-import type { ProvisioningProfile } from '../signing/ios/profile/index.ts';
+// The DeviceBuildSigner backed by the one signing pipeline (src/signing/pipeline: complete the
+// chain, re-sign, verify, rename into place). Every device build is a whole-app re-sign of the
+// task's upload for the device's ad-hoc profiles (one per App ID: each bundle takes the one
+// covering it); a super task's prepared build is the same re-sign with one template profile per
+// App ID (template-profile.ts). Apple's .p12 exports often carry no intermediates: the pipeline
+// completes the chain from Apple's CAs shipped with Signet plus SIGNET_APPLE_CA_DIR (`settings`).
+// Engines load on first use.
+import type { Identity, LoadIdentityOptions } from '../signing/cms/index.ts';
+import type { SignEnv, SigningSettings } from '../signing/pipeline/types.ts';
 import type { DeviceBuildRequest, DeviceBuildResult, DeviceBuildSigner, PrepareRequest, PrepareResult } from './device-signer.ts';
 
 export interface ResigningDeviceSignerOptions {
-  /** SIGNET_APPLE_CA_DIR: Apple WWDR intermediates and roots (DER or PEM) completing p12 chains. */
-  appleCaDir?: string | null;
-  /** Mach-O signing threads per build (the re-signer's pool; 0 = in-process). */
-  workers?: number;
+  /** CA certificates (SIGNET_APPLE_CA_DIR's files) and limits; machOThreads: threads per build (0 = in-process). */
+  settings?: SigningSettings;
   /** Opens the developer account's .p12 (default: the engine's loadIdentity on this thread). */
-  loadIdentity?: (p12: Buffer, options: { password: string }) => Promise<Identity>;
+  loadIdentity?: (p12: Buffer, options: LoadIdentityOptions) => Promise<Identity>;
 }
 
 export function resigningDeviceSigner(options: ResigningDeviceSignerOptions = {}): DeviceBuildSigner {
-  let caCertificates: Promise<Buffer[]> | null = null;
-
-  const identityOf = async (p12: Buffer, password: string): Promise<Identity> => {
-    const { loadIdentity, completeAppleChain, parseCertificateBundle } = await import('../signing/cms/index.ts');
-    caCertificates ??= loadCaDirectory(options.appleCaDir ?? null, parseCertificateBundle);
-    const identity = await (options.loadIdentity ?? loadIdentity)(p12, { password });
-    return completeAppleChain(identity, { caCertificates: await caCertificates });
-  };
-
-  const resign = async (inputPath: string, outputPath: string, identity: Identity, profiles: ProvisioningProfile[], signal?: AbortSignal) => {
-    const { resignIpaFile, asVerificationFailure } = await import('../services/signers/ios.ts');
-    try {
-      return await resignIpaFile(inputPath, outputPath, { identity, profiles, ...(options.workers === undefined ? {} : { workers: options.workers }), ...(signal ? { signal } : {}) });
-    } catch (error) {
-      throw asVerificationFailure(error);
-    }
-  };
+  const env = (signal?: AbortSignal): SignEnv => ({
+    ...options.settings,
+    ...(options.loadIdentity ? { loadIdentity: options.loadIdentity } : {}),
+    ...(signal ? { signal } : {}),
+  });
+  const pipeline = () => import('../signing/pipeline/index.ts');
 
   return {
     async sign(request: DeviceBuildRequest): Promise<DeviceBuildResult> {
-      const { parseProvisioningProfile } = await import('../signing/ios/profile/index.ts');
-      const identity = await identityOf(request.p12, request.password);
-      const { verification } = await resign(request.inputPath, request.outputPath, identity, request.profiles.map((p) => parseProvisioningProfile(p)), request.signal);
-      return { mode: 'full', verification: verification.bundles.map((b) => `${b.path || 'app'}: verified`) };
+      const { signPackageFile } = await pipeline();
+      const summary = await signPackageFile(
+        { platform: 'ios', identity: { p12: request.p12, password: request.password }, profiles: request.profiles.map((bytes) => ({ id: null, bytes })) },
+        request.inputPath,
+        request.outputPath,
+        env(request.signal),
+      );
+      return { mode: 'full', verification: summary.verification };
     },
 
-    identity: identityOf,
+    identity: async (p12, password) => (await pipeline()).openSigningIdentity({ p12, password }, env()),
 
     async prepare(request: PrepareRequest): Promise<PrepareResult> {
-      const { parseProvisioningProfile } = await import('../signing/ios/profile/index.ts');
+      const { openSigningIdentity, signPackageFile } = await pipeline();
       const { templateProfiles } = await import('./template-profile.ts');
-      const identity = await identityOf(request.p12, request.password);
+      // The template profiles name the identity's certificate, so it is opened first.
+      const identity = await openSigningIdentity({ p12: request.p12, password: request.password }, env());
       const templates = templateProfiles({ identity, teamId: request.teamId, teamName: request.teamName, plan: request.plan });
-      const { result } = await resign(request.inputPath, request.outputPath, identity, templates.map((t) => parseProvisioningProfile(t)), request.signal);
+      const summary = await signPackageFile(
+        { platform: 'ios', identity: { opened: identity }, profiles: templates.map((bytes) => ({ id: null, bytes })) },
+        request.inputPath,
+        request.outputPath,
+        env(request.signal),
+      );
       return {
-        app: result.app,
-        verification: [`prepared: ${result.bundles.length} bundle(s) signed for team ${request.teamId} with ${templates.length} template profile(s); each device gets its own build`],
+        app: summary.app,
+        verification: [`prepared: ${summary.ios?.bundles.length ?? 0} bundle(s) signed for team ${request.teamId} with ${templates.length} template profile(s); each device gets its own build`],
       };
     },
   };
-}
-
-async function loadCaDirectory(dir: string | null, parse: (bytes: Buffer) => Buffer[]): Promise<Buffer[]> {
-  if (dir === null) return [];
-  const names = await readdir(dir);
-  const files = await Promise.all(names.map((name) => readFile(path.join(dir, name)).catch(() => null)));
-  return files.flatMap((bytes) => (bytes === null ? [] : parse(bytes)));
 }

@@ -11,6 +11,7 @@ import { parseProvisioningProfile } from '../../src/signing/ios/profile/index.ts
 import { parsePlist, plistToJs } from '../../src/signing/plist/index.ts';
 import { ZipReader } from '../../src/signing/zip/index.ts';
 import { BufferSource } from '../../src/signing/data-source.ts';
+import { readCaDirectory } from '../../src/signing/cms/ca-directory.ts';
 import { IncrementalBuilds } from '../../src/super-signature/incremental-builds.ts';
 import { resigningDeviceSigner } from '../../src/super-signature/resigning-device-signer.ts';
 import { needsAscSpec } from '../support/asc-server.ts';
@@ -113,7 +114,7 @@ describe('super signature end to end', needsAscSpec(), () => {
     const fresh = new IncrementalBuilds({
       db,
       blobs,
-      engine: resigningDeviceSigner({ appleCaDir: testPki().caDir }),
+      engine: resigningDeviceSigner({ settings: { caCertificates: await readCaDirectory(testPki().caDir) } }),
       workDir: path.join(h.server.dataDir, 'tmp', 'restart'),
       logger: { info() {}, warn() {}, error() {}, debug() {} } as never,
     });

@@ -1,10 +1,11 @@
 // `signet codesign BINARY [-o OUT] (--adhoc | --p12 FILE --password P) …`: signs one Mach-O file
 // (thin or fat) offline with the engine the .ipa re-signer uses per binary; and the Mach-O branch
 // of `signet verify`.
-import { readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { readFile, rename, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { InvalidArgumentError, type Command } from 'commander';
-import { completeAppleChain, loadIdentity, parseCertificateBundle } from '../../signing/cms/index.ts';
+import { InvalidArgumentError, Option, type Command } from 'commander';
+import { readCaDirectory } from '../../signing/cms/ca-directory.ts';
+import { openSigningIdentity } from '../../signing/pipeline/identity.ts';
 import { SigningError } from '../../signing/errors.ts';
 import { identityCodeSigner } from '../../signing/ios/codesign/identity-signer.ts';
 import { signMachO } from '../../signing/ios/codesign/sign.ts';
@@ -47,7 +48,7 @@ export function register(program: Command, out: CommandOutput = process.stdout):
     .option('--identifier <id>', 'signing identifier (default: kept from the old signature, else derived from the file name)')
     .option('--entitlements <plist>', 'entitlements plist (XML or binary) for a main executable')
     .option('--page-size <bytes>', 'code page size: 4096 (default) or 16384', parsePageSize)
-    .option('--ca-dir <dir>', 'folder of intermediate/root certificates (DER or PEM) to complete the chain')
+    .addOption(new Option('--ca-dir <dir>', "folder of intermediate/root certificates (DER or PEM) completing the chain, besides Apple's CAs shipped with Signet").env('SIGNET_APPLE_CA_DIR'))
     .option('--info-plist <file>', "the bundle's Info.plist (special slot 1)")
     .option('--code-resources <file>', "the bundle's _CodeSignature/CodeResources (special slot 3)")
     .option('--json', 'print the result as JSON')
@@ -90,12 +91,10 @@ export function register(program: Command, out: CommandOutput = process.stdout):
 }
 
 async function loadSigner(options: CodesignCommandOptions) {
-  const identity = await loadIdentity(await readFile(options.p12!), { password: options.password ?? '' });
-  const caCertificates: Buffer[] = [];
-  if (options.caDir) {
-    for (const name of await readdir(options.caDir)) caCertificates.push(...parseCertificateBundle(await readFile(path.join(options.caDir, name))));
-  }
-  return identityCodeSigner(await completeAppleChain(identity, { caCertificates }));
+  // The same identity opening as every signing path: chain completed from the .p12, --ca-dir
+  // (SIGNET_APPLE_CA_DIR) and Apple's CAs shipped with Signet.
+  const caCertificates = options.caDir ? await readCaDirectory(options.caDir) : [];
+  return identityCodeSigner(await openSigningIdentity({ p12: await readFile(options.p12!), password: options.password ?? '' }, { caCertificates }));
 }
 
 async function readEntitlements(file: string) {

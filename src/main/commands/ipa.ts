@@ -2,13 +2,13 @@
 // content): load the p12 and profiles, re-sign with the same engine and verification the
 // service uses, and print what was done.
 import { readFile } from 'node:fs/promises';
-import { loadIdentity } from '../../signing/cms/index.ts';
+import { readCaDirectory } from '../../signing/cms/ca-directory.ts';
 import { FileSource } from '../../signing/data-source.ts';
 import { SigningError } from '../../signing/errors.ts';
 import { parsePlist, type PlistDict } from '../../signing/plist/index.ts';
-import { parseProvisioningProfile, type ProvisioningProfile } from '../../signing/ios/profile/index.ts';
 import { describeIpaVerification, verifyIpa } from '../../signing/ios/verify-ipa/index.ts';
-import { resignIpaFile } from '../../services/signers/ios.ts';
+import { signPackageFile } from '../../signing/pipeline/sign-package.ts';
+import type { IosProfileInput } from '../../signing/pipeline/types.ts';
 
 export interface IpaSignOptions {
   output: string;
@@ -20,23 +20,21 @@ export interface IpaSignOptions {
   name?: string;
   version?: string;
   entitlements?: string;
+  /** Folder of CA certificates completing the chain (`--ca-dir`, SIGNET_APPLE_CA_DIR). */
+  caDir?: string;
 }
 
 export async function signIpaFile(input: string, options: IpaSignOptions): Promise<string[]> {
   const p12 = options.p12 ?? options.keystore;
   if (p12 === undefined) throw new SigningError('keystore_invalid', 'signing an .ipa needs --p12 FILE (the PKCS#12 export of the certificate and key)');
   if (options.profile === undefined || options.profile.length === 0) throw new SigningError('profile_invalid', 'signing an .ipa needs --profile FILE (and --profile BUNDLE_ID=FILE for extensions with their own profile)');
-  const identity = await loadIdentity(await readFile(p12), options.password === undefined ? {} : { password: options.password });
-  const profiles: ProvisioningProfile[] = [];
-  const byBundleId = new Map<string, ProvisioningProfile>();
+  const profiles: IosProfileInput[] = [];
   for (const spec of options.profile) {
-    // "BUNDLE_ID=FILE" pins a profile to a bundle; a plain FILE is matched by its app id.
+    // "BUNDLE_ID=FILE" pins a profile to that bundle only; a plain FILE is matched by its app id.
     const at = spec.indexOf('=');
     const bundleId = at > 0 && !spec.slice(0, at).includes('/') ? spec.slice(0, at) : undefined;
     const file = bundleId === undefined ? spec : spec.slice(at + 1);
-    const profile = parseProvisioningProfile(await readFile(file));
-    if (bundleId === undefined) profiles.push(profile);
-    else byBundleId.set(bundleId, profile);
+    profiles.push({ id: file, bytes: await readFile(file), ...(bundleId === undefined ? {} : { pinnedTo: [bundleId], matchOthers: false }) });
   }
   const entitlements = options.entitlements === undefined ? undefined : await readEntitlementsFile(options.entitlements);
   const overrides = {
@@ -44,20 +42,26 @@ export async function signIpaFile(input: string, options: IpaSignOptions): Promi
     ...(options.name === undefined ? {} : { displayName: options.name }),
     ...(options.version === undefined ? {} : { version: options.version }),
   };
-  const { result, verification } = await resignIpaFile(input, options.output, {
-    identity,
-    profiles,
-    profileByBundleId: byBundleId,
-    overrides,
-    ...(entitlements === undefined ? {} : { entitlements }),
-  });
-  const lines = [`Signed ${options.output} (${result.app.bundleId} ${result.app.version ?? '?'}; ${result.bundles.length} bundle(s), ${result.bundles.reduce((n, b) => n + b.code.length, 0)} Mach-O file(s))`];
-  if (verification.signer !== undefined) lines.push(`Signer: ${verification.signer}`);
-  for (const bundle of result.bundles) {
+  const summary = await signPackageFile(
+    {
+      platform: 'ios',
+      identity: { p12: await readFile(p12), ...(options.password === undefined ? {} : { password: options.password }) },
+      profiles,
+      overrides,
+      ...(entitlements === undefined ? {} : { entitlements }),
+    },
+    input,
+    options.output,
+    { caCertificates: options.caDir === undefined ? [] : await readCaDirectory(options.caDir) },
+  );
+  const ios = summary.ios!;
+  const lines = [`Signed ${options.output} (${summary.app.bundleId} ${summary.app.version ?? '?'}; ${ios.bundles.length} bundle(s), ${ios.bundles.reduce((n, b) => n + b.code.length, 0)} Mach-O file(s))`];
+  if (ios.signer !== null) lines.push(`Signer: ${ios.signer}`);
+  for (const bundle of ios.bundles) {
     lines.push(`  ${bundle.path} ${bundle.bundleId}${bundle.profile ? ` — profile "${bundle.profile.name}"` : ''}`);
     for (const dropped of bundle.droppedEntitlements) lines.push(`    WARNING: entitlement ${dropped.key} left out (${dropped.reason.replaceAll('_', ' ')})`);
   }
-  lines.push(`Entries: ${result.entries.copied} copied unchanged, ${result.entries.rewritten + result.entries.added} written, ${result.entries.dropped} dropped (__MACOSX)`);
+  lines.push(`Entries: ${ios.entries.copied} copied unchanged, ${ios.entries.rewritten + ios.entries.added} written, ${ios.entries.dropped} dropped (__MACOSX)`);
   return lines;
 }
 

@@ -2,13 +2,13 @@
 // service uses. The kind of package is read from its content (never its extension) and each kind
 // has one entry in SIGNERS below; iOS adds its own line there. Engines load on use, so other
 // commands do not pay for them at start-up.
-import { readFile, rename, rm } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { InvalidArgumentError, type Command } from 'commander';
+import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { ApkSchemes } from '../../signing/android/index.ts';
 import { FileSource } from '../../signing/data-source.ts';
 import { SigningError } from '../../signing/errors.ts';
-import { collectBetweenPhases } from '../../signing/reclaim.ts';
+import { FIRST_V2_SDK } from '../../signing/pipeline/constants.ts';
 
 export type PackageKind = 'apk' | 'ipa' | 'macho';
 
@@ -42,6 +42,7 @@ export interface SignCommandOptions {
   name?: string;
   version?: string;
   entitlements?: string;
+  caDir?: string;
   cert?: string;
   password?: string;
   keyPassword?: string;
@@ -71,6 +72,7 @@ export function register(program: Command): void {
     .option('--name <name>', 'iOS: new display name')
     .option('--version <version>', 'iOS: new CFBundleShortVersionString')
     .option('--entitlements <file>', 'iOS: entitlements plist for the app (each must be granted by its profile)')
+    .addOption(new Option('--ca-dir <dir>', "iOS: folder of CA certificates (DER or PEM) completing the chain, besides Apple's CAs shipped with Signet").env('SIGNET_APPLE_CA_DIR'))
     .option('--cert <file>', 'certificate (PEM/DER) when the key file holds none')
     .option('--password <password>', 'keystore password (or the key password of a lone key file)')
     .option('--key-password <password>', 'key password when it differs from the keystore password')
@@ -93,55 +95,32 @@ export function register(program: Command): void {
 
 async function signApkFile(input: string, options: SignCommandOptions): Promise<string[]> {
   if (options.keystore === undefined) throw new SigningError('keystore_invalid', 'signing an .apk needs --keystore FILE');
-  const { signApk, v1SignerNameFor, verifyApk } = await import('../../signing/android/index.ts');
-  const { loadIdentity } = await import('../../signing/cms/index.ts');
-  const { FileSink } = await import('../../signing/data-sink.ts');
-  const identity = await loadIdentity(await readFile(options.keystore), {
-    ...(options.password === undefined ? {} : { password: options.password }),
-    ...(options.keyPassword === undefined ? {} : { keyPassword: options.keyPassword }),
-    ...(options.alias === undefined ? {} : { alias: options.alias }),
-    ...(options.cert === undefined ? {} : { certificate: await readFile(options.cert) }),
-  });
-  // Written next to the target and renamed once verified: a failed run leaves no output behind.
-  const partial = path.join(path.dirname(options.output), `.${path.basename(options.output)}.${process.pid}.partial`);
-  const source = await FileSource.open(input);
-  try {
-    const sink = await FileSink.create(partial);
-    let result;
-    try {
-      result = await signApk(source, sink, {
-        identity,
-        v1SignerName: v1SignerNameFor(identity.alias ?? options.alias, path.basename(options.keystore)),
-        ...(options.schemes === undefined ? {} : { schemes: options.schemes }),
-        ...(options.minSdk === undefined ? {} : { minSdk: options.minSdk }),
-      });
-    } finally {
-      await sink.close();
-    }
-    // Without v1, devices below API 24 cannot install the APK: verify for the range it serves.
-    const verifyFrom = result.schemes.v1 ? result.minSdk : Math.max(result.minSdk, 24);
-    collectBetweenPhases();
-    const check = await FileSource.open(partial);
-    const report = await verifyApk(check, { minSdk: verifyFrom, written: result.written }).finally(() => check.close());
-    if (!report.verified) {
-      throw new SigningError('apk_signature_invalid', `the signed APK does not verify: ${report.errors.map((e) => e.message).join('; ')}`);
-    }
-    await rename(partial, options.output);
-    const schemes = (['v1', 'v2', 'v3'] as const).filter((s) => result.schemes[s]);
-    const lines = [
-      `Signed ${options.output} (${schemes.join(', ')}; ${result.signatureAlgorithm}; minSdk ${result.minSdk})`,
-      `Signer: ${result.certificate.subject.replaceAll('\n', ', ')}`,
-      `Certificate SHA-256: ${result.certificate.sha256}`,
-    ];
-    if (result.certificate.expired) lines.push(`WARNING: the certificate expired on ${result.certificate.notAfter.toISOString()} (Android does not check validity)`);
-    if (!result.schemes.v1 && result.minSdk < 24) lines.push(`WARNING: without v1, devices below API 24 cannot install this APK (its minSdk is ${result.minSdk})`);
-    return lines;
-  } catch (error) {
-    await rm(partial, { force: true });
-    throw error;
-  } finally {
-    await source.close();
-  }
+  const { signPackageFile } = await import('../../signing/pipeline/index.ts');
+  const summary = await signPackageFile(
+    {
+      platform: 'android',
+      keystore: await readFile(options.keystore),
+      keyFileName: path.basename(options.keystore),
+      ...(options.password === undefined ? {} : { password: options.password }),
+      ...(options.keyPassword === undefined ? {} : { keyPassword: options.keyPassword }),
+      ...(options.alias === undefined ? {} : { alias: options.alias }),
+      ...(options.cert === undefined ? {} : { certificate: await readFile(options.cert) }),
+      ...(options.schemes === undefined ? {} : { schemes: options.schemes }),
+      ...(options.minSdk === undefined ? {} : { minSdk: options.minSdk }),
+    },
+    input,
+    options.output,
+  );
+  const apk = summary.android!;
+  const schemes = (['v1', 'v2', 'v3'] as const).filter((s) => apk.schemes[s]);
+  const lines = [
+    `Signed ${options.output} (${schemes.join(', ')}; ${apk.signatureAlgorithm}; minSdk ${apk.minSdk})`,
+    `Signer: ${apk.certificate.subject.replaceAll('\n', ', ')}`,
+    `Certificate SHA-256: ${apk.certificate.sha256}`,
+  ];
+  if (apk.certificate.expired) lines.push(`WARNING: the certificate expired on ${apk.certificate.notAfter.toISOString()} (Android does not check validity)`);
+  if (!apk.schemes.v1 && apk.minSdk < FIRST_V2_SDK) lines.push(`WARNING: without v1, devices below API ${FIRST_V2_SDK} cannot install this APK (its minSdk is ${apk.minSdk})`);
+  return lines;
 }
 
 export async function openInput(file: string): Promise<FileSource> {

@@ -5,6 +5,7 @@
 import { X509Certificate } from 'node:crypto';
 import { SigningError } from '../errors.ts';
 import { certificateParts, describeCertificate } from './certificate.ts';
+import { bundledAppleCertificates } from './apple-ca/index.ts';
 import { decodePem } from './der.ts';
 import type { Identity } from './identity.ts';
 
@@ -92,6 +93,8 @@ export interface CertificateCache {
 export interface CompleteChainOptions {
   /** Certificates from the CA directory (SIGNET_APPLE_CA_DIR), DER; see parseCertificateBundle. */
   caCertificates?: Buffer[];
+  /** Also look in Apple's CAs shipped with Signet (apple-ca/); default true. */
+  bundled?: boolean;
   /**
    * Downloads a certificate (DER or PEM bytes). Injected so the engine does no network I/O; the
    * service wires a real fetch. Called with the leaf's AIA caIssuers URLs, then Apple's published
@@ -111,12 +114,13 @@ export const APPLE_ROOT_CERTIFICATE_URLS: Record<string, string> = {
 
 /**
  * Returns the identity with `chain` set to [intermediate(s)…, root], looked up in this order:
- * certificates that came with the key (the .p12), the CA directory, then downloads. A chain that
+ * certificates that came with the key (the .p12), the CA directory, Apple's CAs shipped with
+ * Signet (apple-ca/), then downloads. A chain that
  * cannot be completed is an error (certificate_chain_incomplete), never a silent short chain.
  * A self-signed leaf (test identities) is its own root and gets an empty chain.
  */
 export async function completeAppleChain(identity: Identity, options: CompleteChainOptions = {}): Promise<Identity> {
-  const local = [...identity.chain, ...(options.caCertificates ?? [])];
+  const local = [...identity.chain, ...(options.caCertificates ?? []), ...(options.bundled === false ? [] : bundledAppleCertificates())];
   const chain: Buffer[] = [];
   let current = identity.certificate;
   for (let depth = 0; depth < 8; depth++) {
@@ -127,9 +131,10 @@ export async function completeAppleChain(identity: Identity, options: CompleteCh
       const info = describeCertificate(current);
       throw new SigningError(
         'certificate_chain_incomplete',
-        `The issuer of "${info.subjectCommonName ?? info.subject}" (${info.issuer}) was found neither in the keystore nor in the CA directory` +
+        `The chain of "${info.subjectCommonName ?? info.subject}" cannot be completed: its issuer "${info.issuerCommonName ?? info.issuer}" (${info.issuer}) ` +
+          `is neither in the keystore, nor among Apple's CAs shipped with Signet, nor in the CA directory` +
           (options.fetchCertificate ? ', and could not be downloaded' : '') +
-          '. Put the Apple intermediate and root certificates (DER or PEM) in the folder named by SIGNET_APPLE_CA_DIR.',
+          '. Put that certificate (DER or PEM) in the folder named by SIGNET_APPLE_CA_DIR, or export the .p12 with its chain.',
         { details: { certificate: info.subject, issuer: info.issuer, caIssuers: info.caIssuers } },
       );
     }

@@ -12,4 +12,6 @@ export { signJarSignatureBlock, type JarSignatureOptions } from './jar-signature
 export { parseSignedData, type ParsedAttribute, type ParsedSignedData, type ParsedSignerInfo } from './cms-parse.ts';
 export { verifySignedData, type VerifiedSignedAttributes, type VerifiedSignedData, type VerifyOptions } from './cms-verify.ts';
 export { APPLE_ROOT_CERTIFICATE_URLS, buildChain, completeAppleChain, isIssuedBy, isSelfSigned, parseCertificateBundle, type CertificateCache, type ChainResult, type CompleteChainOptions } from './chain.ts';
+export { BUNDLED_APPLE_CAS, bundledAppleCertificates, type BundledAppleCa } from './apple-ca/index.ts';
+export { readCaDirectory } from './ca-directory.ts';
 export { OID, decodePem, digestFromOid, encodePem, type DigestAlgorithm } from './der.ts';

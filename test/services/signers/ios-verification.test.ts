@@ -1,16 +1,15 @@
-// The iOS signers never hand out an output that does not verify: the whole-app verifier's
-// verdict becomes `ipa_signature_invalid`, which the service reports as `verification_failed`
-// (the signer's own failure), while other refusals keep their codes.
+// The whole-app verifier's verdict on a signed .ipa: a failure is `ipa_signature_invalid` listing
+// every problem; on Signet's own output (signing/pipeline) it becomes `verification_failed`, the
+// signer's failure, with the verdict as its cause. Other refusals keep their own codes.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import { AppError } from '../../../src/errors.ts';
 import { BufferSource } from '../../../src/signing/data-source.ts';
 import { SigningError } from '../../../src/signing/errors.ts';
 import { allProblems, assertIpaVerified, verifyIpa } from '../../../src/signing/ios/verify-ipa/index.ts';
-import { asVerificationFailure } from '../../../src/services/signers/ios.ts';
+import { assertOutputVerified } from '../../../src/signing/pipeline/sign-ios.ts';
 import { tinyIpa } from '../../support/app-packages.ts';
 
-it('an .ipa that does not verify is ipa_signature_invalid, reported by the service as verification_failed', async () => {
+it('an .ipa that does not verify is ipa_signature_invalid; as the pipeline\'s own output, verification_failed', async () => {
   const report = await verifyIpa(new BufferSource(tinyIpa()));
   assert.equal(report.verified, false);
   let refusal: unknown;
@@ -23,13 +22,14 @@ it('an .ipa that does not verify is ipa_signature_invalid, reported by the servi
   assert.equal(refusal.code, 'ipa_signature_invalid');
   assert.match(refusal.message, /not a Mach-O file/);
 
-  const mapped = asVerificationFailure(refusal);
-  assert.ok(mapped instanceof AppError);
+  let mapped: unknown;
+  try {
+    assertOutputVerified(report);
+  } catch (error) {
+    mapped = error;
+  }
+  assert.ok(mapped instanceof SigningError);
   assert.equal(mapped.code, 'verification_failed');
-  assert.equal(mapped.cause, refusal);
-});
-
-it('other refusals keep their own codes', () => {
-  const refusal = new SigningError('bundle_id_mismatch');
-  assert.equal(asVerificationFailure(refusal), refusal);
+  assert.ok(mapped.cause instanceof SigningError && mapped.cause.code === 'ipa_signature_invalid');
+  assert.deepEqual(mapped.details?.problems, allProblems(report));
 });

@@ -108,12 +108,13 @@ describe('completeAppleChain with real Apple certificates', needsSharedFixtures(
     });
   }
 
-  it('asks for Apple\'s published root URL when only the intermediate is at hand', async () => {
+  it('asks for Apple\'s published root URL when only the intermediate is at hand (bundled CAs left out)', async () => {
     const leaf = readFileSync(sharedFixture('ios/identities/apple-codesign/apple-signed-apple-development.cer') as string);
     const g3 = readFileSync(path.join(caDir, 'AppleWWDRCAG3.cer'));
     const root = readFileSync(path.join(caDir, 'AppleIncRootCertificate.cer'));
     const urls: string[] = [];
     const completed = await completeAppleChain({ ...testPki().leaf, certificate: leaf, chain: [] }, {
+      bundled: false,
       fetchCertificate: async (url) => {
         urls.push(url);
         if (url === 'http://certs.apple.com/wwdrg3.der') return g3;
