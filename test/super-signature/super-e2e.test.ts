@@ -19,6 +19,7 @@ import { newDevice } from '../support/device.ts';
 import { repoRoot, testOutputDir } from '../support/fixtures.ts';
 import { opensslCmsVerify } from '../support/openssl.ts';
 import { certificateToPem, testPki } from '../support/pki.ts';
+import { strictIpaCheck } from '../support/strict-ipa.ts';
 import { downloadRequestProfile, enrollDevice, page, startSuperHarness, waitEnrollment, type SuperHarness } from './harness.ts';
 
 describe('super signature end to end', needsAscSpec(), () => {
@@ -87,6 +88,11 @@ describe('super signature end to end', needsAscSpec(), () => {
     writeFileSync(file, ipa);
     const verify = spawnSync(process.execPath, [path.join(repoRoot, 'src/main/cli.ts'), 'verify', file], { encoding: 'utf8' });
     assert.equal(verify.status, 0, `signet verify: ${verify.stdout}${verify.stderr}`);
+    // The account's .p12 holds the leaf alone (harness.ts: `openssl pkcs12 -export` without the
+    // chain); the chain came from SIGNET_APPLE_CA_DIR. An independent verifier checks every code
+    // signature's CMS up to the root with `openssl cms -verify`.
+    const strict = strictIpaCheck(file, certificateToPem(testPki().root.certificate), `super-e2e-${enrollment}`);
+    assert.deepEqual(strict.problems, []);
     const unzip = spawnSync('unzip', ['-tq', file], { encoding: 'utf8' });
     assert.equal(unzip.status, 0, `Info-ZIP: ${unzip.stdout}${unzip.stderr}`);
 
