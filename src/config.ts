@@ -65,7 +65,7 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'SIGNET_WORKER_CONCURRENCY', default: '2', description: 'Signing tasks run at once in this process (0 = API only, no worker).' },
   { name: 'SIGNET_TLS_CERT', default: '', description: 'PEM certificate chain; with SIGNET_TLS_KEY, Signet serves HTTPS itself.' },
   { name: 'SIGNET_TLS_KEY', default: '', description: 'PEM private key for SIGNET_TLS_CERT.' },
-  { name: 'SIGNET_APPLE_CA_DIR', default: '', description: "Folder of Apple's WWDR intermediate and root certificates (DER or PEM) used to complete iOS signing chains." },
+  { name: 'SIGNET_APPLE_CA_DIR', default: '', description: "Folder of extra CA certificates (DER or PEM) completing iOS signing chains, besides Apple's root and WWDR CAs shipped with Signet (a .p12 holding only the leaf needs nothing more for a current Apple certificate)." },
   { name: 'SIGNET_ASC_BASE_URL', default: 'https://api.appstoreconnect.apple.com', description: 'App Store Connect API base URL (point it at a test server in tests).' },
   { name: 'SIGNET_PROFILE_SIGNING_CERT', default: '', description: 'PEM certificate chain signing UDID-capture .mobileconfig files (default: the TLS certificate).' },
   { name: 'SIGNET_PROFILE_SIGNING_KEY', default: '', description: 'PEM private key for SIGNET_PROFILE_SIGNING_CERT.' },

@@ -4,12 +4,11 @@
 import type { ProfileReader } from '../services/certificates.ts';
 import type { Signer } from '../services/signer.ts';
 import type { RunSignPackage } from '../services/signer-pool.ts';
-import { AndroidSigner } from '../services/signers/android.ts';
-import { IosEnterpriseSigner } from '../services/signers/ios.ts';
+import { EnterpriseSigner } from '../services/signers/enterprise.ts';
 
 /** The enterprise signers, each running the signing pipeline through `run` (the SignerPool's threads). */
 export function productionSigners(run: RunSignPackage): Signer[] {
-  return [new AndroidSigner(run), new IosEnterpriseSigner(run)];
+  return [new EnterpriseSigner('android', run), new EnterpriseSigner('ios', run)];
 }
 
 /** Reads an uploaded .mobileprovision (the parser loads on first use). */

@@ -1,4 +1,4 @@
-// AndroidSigner, the service's Signer for (android, enterprise): keystore credential in, signed
+// EnterpriseSigner('android'), the service's Signer for (android, enterprise): keystore credential in, signed
 // and verified APK out; every failure carries a catalogue code for task.error.code.
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
@@ -8,7 +8,7 @@ import { AppError } from '../../../src/errors.ts';
 import { verifyApk } from '../../../src/signing/android/index.ts';
 import { FileSource } from '../../../src/signing/data-source.ts';
 import { SigningError } from '../../../src/signing/errors.ts';
-import { AndroidSigner } from '../../../src/services/signers/android.ts';
+import { EnterpriseSigner } from '../../../src/services/signers/enterprise.ts';
 import type { Credential } from '../../../src/db/credential.ts';
 import type { SignRequest } from '../../../src/services/signer.ts';
 import { needsSharedFixtures, sharedFixture, testOutputDir } from '../../support/fixtures.ts';
@@ -24,9 +24,9 @@ function keystore(file: string, password: string | null, alias: string | null = 
   return { kind: 'android', keystore: readFileSync(sharedFixture(file)!), certificate: null, password, keyPassword: null, alias };
 }
 
-describe('AndroidSigner', needsSharedFixtures(), () => {
+describe('EnterpriseSigner for Android', needsSharedFixtures(), () => {
   mkdirSync(dir, { recursive: true });
-  const signer = new AndroidSigner();
+  const signer = new EnterpriseSigner('android');
 
   it('signs v1+v2+v3 with a PKCS#12 keystore, verifies, and reports the app and the expired certificate', async () => {
     const output = path.join(dir, 'p12.apk');
