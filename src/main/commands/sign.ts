@@ -110,6 +110,8 @@ async function signApkFile(input: string, options: SignCommandOptions): Promise<
     },
     input,
     options.output,
+    // Nothing below prints the app's identity: the pipeline need not read it back.
+    { describeApp: false },
   );
   const apk = summary.android!;
   const schemes = (['v1', 'v2', 'v3'] as const).filter((s) => apk.schemes[s]);

@@ -50,10 +50,10 @@ export async function signAndroid(request: AndroidSignRequest, input: DataSource
     // Android ignores certificate validity, so an expired key still signs; the summary says so.
     const expired = report.signers.find((s) => s.expired);
     if (expired !== undefined) verification.push(`certificate expired on ${expired.notAfter.slice(0, 10)} (accepted: Android does not check validity)`);
-    const info = await inspectPackage(check, { iconBytes: false });
+    const info = env.describeApp === false ? null : await inspectPackage(check, { iconBytes: false });
     return {
       platform: 'android',
-      app: { bundleId: info.bundleId, name: info.name, version: info.version, build: info.build },
+      app: { bundleId: info?.bundleId ?? null, name: info?.name ?? null, version: info?.version ?? null, build: info?.build ?? null },
       identity: describeIdentity(identity, env.now ?? new Date()),
       bundles: [],
       warnings: [],

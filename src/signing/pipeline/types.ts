@@ -64,6 +64,12 @@ export interface SigningSettings {
 
 export interface SignEnv extends SigningSettings {
   signal?: AbortSignal;
+  /**
+   * Android: read the signed app's identity (package, label, versions) back from the output for
+   * `summary.app` (default true). `signet sign` prints none of it and skips the read (~60-110 ms
+   * of CPU on a 190 MiB APK, bench/apk.ts); its summary's app fields are then null.
+   */
+  describeApp?: boolean;
   /** Opens a key file (default: the engine's loadIdentity here; the service passes its keystore thread). */
   loadIdentity?: (bytes: Buffer, options: LoadIdentityOptions) => Promise<Identity>;
 }
