@@ -6,6 +6,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { ApkSchemes } from '../../signing/android/index.ts';
+import type { IpaSignOptions } from './ipa.ts';
 import { FileSource } from '../../signing/data-source.ts';
 import { SigningError } from '../../signing/errors.ts';
 import { FIRST_V2_SDK } from '../../signing/pipeline/constants.ts';
@@ -33,18 +34,9 @@ export async function detectPackageKind(source: FileSource): Promise<PackageKind
   return detectPlatform(zip.entries).platform === 'android' ? 'apk' : 'ipa';
 }
 
-export interface SignCommandOptions {
-  output: string;
-  keystore?: string;
-  p12?: string;
-  profile?: string[];
-  bundleId?: string;
-  name?: string;
-  version?: string;
-  entitlements?: string;
-  caDir?: string;
+/** The iOS options (ipa.ts) plus the Android ones. */
+export interface SignCommandOptions extends IpaSignOptions {
   cert?: string;
-  password?: string;
   keyPassword?: string;
   alias?: string;
   schemes?: ApkSchemes;
