@@ -3,7 +3,7 @@
 // -inkey leaf.key`, plus an in-house profile. With the test CA given through the CA-directory
 // setting (SIGNET_APPLE_CA_DIR; real Apple leaf keys are not available, so the test PKI's root and
 // WWDR-like intermediate stand in for Apple's), the enterprise task succeeds through the API and
-// `signet sign` succeeds, and both outputs pass an independent strict verifier: Python extracts
+// `signet sign` and `signet codesign` succeed, and their outputs pass an independent strict verifier: Python extracts
 // each code signature and `openssl cms -verify` checks it with the test root as the only trust
 // anchor (so the CMS must carry the completed chain). Without the setting, both fail with
 // certificate_chain_incomplete naming the missing issuer.
@@ -14,9 +14,11 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { loadIdentity } from '../../src/signing/cms/index.ts';
+import { BufferSource } from '../../src/signing/data-source.ts';
+import { ZipReader } from '../../src/signing/zip/index.ts';
 import { Api } from '../support/api-client.ts';
 import { repoRoot, testOutputDir } from '../support/fixtures.ts';
-import { generatedApp, type GeneratedApp } from '../support/ios-app.ts';
+import { generatedApp, opensslVerifyChain, type GeneratedApp } from '../support/ios-app.ts';
 import { needsToolchain } from '../support/macho-build.ts';
 import { testPki } from '../support/pki.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -126,6 +128,21 @@ describe('a leaf-only .p12 signs with its chain completed from the CA directory'
     assert.match(run.stdout, /^Signed /);
     const strict = strictIpaCheck(out, pki.root.certificatePem, 'leaf-only-cli');
     assert.deepEqual(strict.problems, []);
+  });
+
+  it('`signet codesign` with SIGNET_APPLE_CA_DIR signs a Mach-O whose CMS chains to the root; without it, the issuer is named', async () => {
+    const zip = await ZipReader.open(new BufferSource(app.bytes));
+    const name = app.machO.find((n) => n.endsWith('.app/Signet'))!;
+    const binary = path.join(dir, 'Signet');
+    writeFileSync(binary, await zip.readEntry(zip.getEntry(name)!));
+    const out = path.join(dir, 'Signet.signed');
+    const args = ['codesign', binary, '-o', out, '--p12', path.join(dir, 'leaf-only.p12'), '--password', 'pw', '--identifier', app.bundleId];
+    const run = signet(args, { SIGNET_APPLE_CA_DIR: pki.caDir });
+    assert.equal(run.status, 0, run.stderr);
+    assert.deepEqual(opensslVerifyChain(readFileSync(out), pki.root.certificatePem, 'leaf-only-codesign'), []);
+    const bare = signet(args);
+    assert.notEqual(bare.status, 0);
+    assert.match(bare.stderr, MISSING_ISSUER);
   });
 
   it('`signet sign` without it fails naming the missing issuer and writes nothing', () => {
