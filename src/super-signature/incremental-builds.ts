@@ -166,13 +166,12 @@ export class IncrementalBuilds {
   }
 }
 
-/** `signet verify`'s checks over shared ++ part; throws verification_failed when they fail. */
+/** `signet verify`'s checks over shared ++ part; the pipeline's verdict (verification_failed) when they fail. */
 async function verifyComposite(sharedPath: string, partPath: string): Promise<void> {
-  const { verifyIpa, allProblems } = await import('../signing/ios/verify-ipa/index.ts');
+  const [{ verifyIpa }, { assertOutputVerified }] = await Promise.all([import('../signing/ios/verify-ipa/index.ts'), import('../signing/pipeline/verdict.ts')]);
   const source = new ConcatSource([await FileSource.open(sharedPath), await FileSource.open(partPath)]);
   try {
-    const report = await verifyIpa(source);
-    if (!report.verified) throw new SigningError('verification_failed', `The device build does not verify: ${allProblems(report).slice(0, 5).join('; ')}`);
+    assertOutputVerified(await verifyIpa(source));
   } finally {
     await source.close();
   }

@@ -3,13 +3,13 @@
 // over the bytes written. An output that does not verify is the signer's failure:
 // verification_failed, with every problem in details.
 import type { DataSource } from '../data-source.ts';
-import { SigningError } from '../errors.ts';
 import { resignIpa } from '../ios/resign/index.ts';
-import { allProblems, assertIpaVerified, verifyIpa, type IpaVerification } from '../ios/verify-ipa/index.ts';
+import { verifyIpa, type IpaVerification } from '../ios/verify-ipa/index.ts';
 import { describeIdentity, openSigningIdentity } from './identity.ts';
 import type { VerifiableSink } from './output.ts';
 import { chooseProfiles, leftOut, signedBundles } from './profiles.ts';
 import type { IosSignRequest, SignEnv, SignSummary } from './types.ts';
+import { assertOutputVerified } from './verdict.ts';
 
 export async function signIos(request: IosSignRequest, input: DataSource, output: VerifiableSink, env: SignEnv): Promise<SignSummary> {
   const identity = await openSigningIdentity(request.identity, env);
@@ -48,20 +48,6 @@ export async function signIos(request: IosSignRequest, input: DataSource, output
     verification: describeBundles(verification),
     ios: { entries: result.entries, bundles: result.bundles, signer: verification.signer ?? null },
   };
-}
-
-/**
- * Refuses an output its verifier rejects. The verifier's verdict (ipa_signature_invalid, every
- * problem in details) on Signet's own output means the signer failed, not the input:
- * verification_failed, with the verdict as its cause.
- */
-export function assertOutputVerified(verification: IpaVerification): void {
-  try {
-    assertIpaVerified(verification, allProblems(verification));
-  } catch (error) {
-    if (error instanceof SigningError) throw new SigningError('verification_failed', error.message, { cause: error, details: error.details ?? {} });
-    throw error;
-  }
 }
 
 /** One line per bundle: its Mach-O files and slices, sealed files and profile. */

@@ -6,7 +6,7 @@ import { it } from 'node:test';
 import { BufferSource } from '../../../src/signing/data-source.ts';
 import { SigningError } from '../../../src/signing/errors.ts';
 import { allProblems, assertIpaVerified, verifyIpa } from '../../../src/signing/ios/verify-ipa/index.ts';
-import { assertOutputVerified } from '../../../src/signing/pipeline/sign-ios.ts';
+import { assertOutputVerified } from '../../../src/signing/pipeline/verdict.ts';
 import { tinyIpa } from '../../support/app-packages.ts';
 
 it('an .ipa that does not verify is ipa_signature_invalid; as the pipeline\'s own output, verification_failed', async () => {
