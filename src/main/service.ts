@@ -148,7 +148,9 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     });
     // Signing settings shared by every path (pool threads, per-device builds): SIGNET_APPLE_CA_DIR's
     // certificates, read once, beside the Apple CAs shipped with Signet.
-    const signingSettings: SigningSettings = { caCertificates: config.appleCaDir === null ? [] : await readCaDirectory(config.appleCaDir) };
+    const signingSettings: SigningSettings = { caCertificates: config.appleCaDir === null ? [] : await readCaDirectory(config.appleCaDir).catch((cause: unknown) => {
+      throw new ConfigError(`SIGNET_APPLE_CA_DIR (${config.appleCaDir}) cannot be read: ${(cause as Error).message}`);
+    }) };
     const deviceSigner = overrides.superSignature?.deviceSigner ?? resigningDeviceSigner({ settings: signingSettings, loadIdentity: (p12, options) => keystores.loadIdentity(p12, options) });
     // UDID-capture profiles are signed with SIGNET_PROFILE_SIGNING_*, else the TLS pair, else not
     // at all; the CMS code loads only when there is something to sign with.

@@ -13,6 +13,7 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'nod
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { ConfigError } from '../../src/config.ts';
 import { loadIdentity } from '../../src/signing/cms/index.ts';
 import { BufferSource } from '../../src/signing/data-source.ts';
 import { ZipReader } from '../../src/signing/zip/index.ts';
@@ -152,5 +153,13 @@ describe('a leaf-only .p12 signs with its chain completed from the CA directory'
     assert.notEqual(run.status, 0);
     assert.match(run.stderr, MISSING_ISSUER);
     assert.deepEqual(readdirSync(dir).filter((n) => n.includes('cli-unsigned')), [], 'no output and no partial file left behind');
+  });
+});
+
+it('a SIGNET_APPLE_CA_DIR that cannot be read stops the service at start, naming the setting', async () => {
+  await assert.rejects(startTestServer({ name: 'leaf-only-bad-ca', env: { SIGNET_APPLE_CA_DIR: path.join(dir, 'no-such-folder') } }), (error: unknown) => {
+    assert.ok(error instanceof ConfigError);
+    assert.match(error.message, /SIGNET_APPLE_CA_DIR .*no-such-folder.* cannot be read/);
+    return true;
   });
 });
