@@ -185,9 +185,9 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
     await consoleRoutes(app, { dir: deps.console.dir });
   }
   uploadRoutes(app, { uploads: deps.uploads, maxUploadBytes: deps.maxUploadBytes, inFlight });
-  taskRoutes(app, deps.tasks);
+  taskRoutes(app, deps.tasks, () => deps.baseUrl);
   certificateRoutes(app, deps.certificates);
-  appRoutes(app, deps.apps);
+  appRoutes(app, deps.apps, () => deps.baseUrl);
   distributionRoutes(app, deps.distributions);
   if (deps.developerAccounts) developerAccountRoutes(app, deps.developerAccounts);
   pageAssetRoutes(app);

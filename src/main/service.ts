@@ -15,6 +15,7 @@ import type { DeviceBuildSigner } from '../super-signature/device-signer.ts';
 import { EnrollmentService } from '../super-signature/enrollment.ts';
 import { resigningDeviceSigner } from '../super-signature/resigning-device-signer.ts';
 import { buildHttpApp } from '../http/app.ts';
+import { taskView } from '../http/views.ts';
 import { openJobQueue, type QueueTuning } from '../queue/open-job-queue.ts';
 import type { JobQueue, Worker } from '../queue/job-queue.ts';
 import { FileSource } from '../signing/data-source.ts';
@@ -165,9 +166,6 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       db,
       queue,
       blobs,
-      get baseUrl() {
-        return base.url;
-      },
     });
     // Keystores are opened on threads (KeystoreReader), which load the readers (pkijs, node-forge)
     // on the first certificate upload, not at start: megabytes of code most processes never need.
@@ -181,9 +179,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       db,
       outbound,
       onOutcome: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
-      get baseUrl() {
-        return base.url;
-      },
+      taskBody: (task, deliveries) => taskView(task, base.url, deliveries),
     });
 
     const distributions = new DistributionService({

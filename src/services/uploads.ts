@@ -11,7 +11,6 @@ import { SigningError } from '../signing/errors.ts';
 import { uploadBlobKey } from '../storage/blob-keys.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
 import type { Principal } from './principal.ts';
-import { uploadView, type UploadView } from './views.ts';
 
 /** What the package inspector reads from a package on local disk. */
 export interface PackageIdentity {
@@ -77,7 +76,7 @@ export class UploadService {
    * Stores one uploaded file. `truncated` reports whether the multipart parser cut the part
    * short (it does so silently at its own limit). On any failure nothing of the file remains.
    */
-  async receive(principal: Principal, input: { fileName: string; stream: Readable; signal: AbortSignal; truncated?: () => boolean; maxBytes?: number }): Promise<UploadView> {
+  async receive(principal: Principal, input: { fileName: string; stream: Readable; signal: AbortSignal; truncated?: () => boolean; maxBytes?: number }): Promise<UploadRow> {
     const { blobs, db } = this.options;
     let platform: Platform;
     try {
@@ -130,7 +129,7 @@ export class UploadService {
           app_build: identity.build,
         } satisfies UploadRow;
       });
-      return uploadView(row);
+      return row;
     } catch (error) {
       await blobs.delete(blobKey);
       throw error;

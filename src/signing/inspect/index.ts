@@ -7,9 +7,9 @@ import type { DataSource } from '../data-source.ts';
 import { SigningError } from '../errors.ts';
 import { ZipReader } from '../zip/index.ts';
 import { inspectAndroid } from './android.ts';
-import { detectPlatform } from './detect.ts';
+import { detectPlatform } from '../package/detect.ts';
 import { inspectIos } from './ios.ts';
-import { refuse } from './refuse.ts';
+import { refuse } from '../package/refuse.ts';
 import type { InspectOptions, PackageInfo } from './types.ts';
 
 export type {

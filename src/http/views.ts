@@ -1,8 +1,12 @@
-// The API's view of stored rows: one function per resource, so every route (and every webhook
-// body) shows a resource the same way. Secrets never leave through here: certificate views carry
-// metadata only.
+// The API's view of what services return (rows and domain records): one function per resource,
+// so every route (and every webhook body, through the function main hands the webhook service)
+// shows a resource the same way. Services never build these shapes. Secrets never leave through
+// here: certificate views carry metadata only.
 import type { CertificateProfileRow } from '../db/profile-tables.ts';
-import type { AppRow, CertificateRow, TaskBundle, TaskRow, TaskStatus, TaskWarning, UploadRow, WebhookDeliveryRow, Platform } from '../db/schema.ts';
+import type { CertificateRow, TaskBundle, TaskRow, TaskStatus, TaskWarning, UploadRow, WebhookDeliveryRow, Platform } from '../db/schema.ts';
+import type { AppDetail, AppSummary, Release } from '../services/apps.ts';
+import type { CertificateRecord } from '../services/certificates.ts';
+import type { TaskRecord } from '../services/tasks.ts';
 
 export interface AppIdentityView {
   bundle_id: string | null;
@@ -234,8 +238,7 @@ export function certificateProfileView(row: CertificateProfileRow): CertificateP
   };
 }
 
-/** `profiles`: the certificate's provisioning profiles, oldest first (iOS); `liveLinks`: usable install links signed with it. */
-export function certificateView(row: CertificateRow, profiles: readonly CertificateProfileRow[] = [], liveLinks = 0): CertificateView {
+export function certificateView({ certificate: row, profiles, liveLinks }: CertificateRecord): CertificateView {
   const first = profiles[0];
   return {
     id: row.id,
@@ -254,6 +257,48 @@ export function certificateView(row: CertificateRow, profiles: readonly Certific
   };
 }
 
-export function appSummaryView(row: AppRow): AppRowView {
-  return { app_id: row.id, platform: row.platform, bundle_id: row.bundle_id, name: row.name, created_at: row.created_at, updated_at: row.updated_at };
+export function taskRecordView(record: TaskRecord, baseUrl: string): TaskView {
+  return taskView(record.task, baseUrl, record.deliveries);
+}
+
+export function releaseView(release: Release): ReleaseView {
+  const d = release.distribution;
+  return {
+    distribution_id: d.id,
+    task_id: d.task_id,
+    version: release.version,
+    build: release.build,
+    url: release.url,
+    downloads: d.downloads,
+    enabled: d.enabled === 'yes',
+    created_at: d.created_at,
+  };
+}
+
+export function appSummaryView(summary: AppSummary): AppSummaryView {
+  const row = summary.app;
+  return {
+    app_id: row.id,
+    platform: row.platform,
+    bundle_id: row.bundle_id,
+    name: row.name,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    icon_url: summary.iconUrl,
+    app_url: summary.appUrl,
+    qr_code_url: summary.qrCodeUrl,
+    latest_release: summary.latestRelease === null ? null : releaseView(summary.latestRelease),
+    downloads: summary.downloads,
+  };
+}
+
+/** `baseUrl`: the public base the tasks' artifact links are built on. */
+export function appDetailView(detail: AppDetail, baseUrl: string): AppDetailView {
+  return {
+    ...appSummaryView(detail),
+    uploads: detail.uploads.map(uploadView),
+    tasks: detail.tasks.map((record) => taskRecordView(record, baseUrl)),
+    releases: detail.releases.map(releaseView),
+    downloads_by_day: detail.downloadsByDay,
+  };
 }
