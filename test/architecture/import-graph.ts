@@ -107,3 +107,47 @@ export function cycles(nodes: Iterable<string>, edges: ReadonlyArray<readonly [s
   for (const node of next.keys()) if (!index.has(node)) visit(node);
   return found;
 }
+
+/**
+ * The layers of GUIDE.md, top to bottom. A folder may import its own layer's peers (no cycles) and
+ * any layer below; never one above. errors.ts and config.ts are shared leaves every layer above
+ * the engines uses; the engines (signing) import nothing outside themselves.
+ */
+export const LAYERS: readonly (readonly string[])[] = [
+  ['main'],
+  ['http'],
+  ['services', 'super-signature', 'distribution'],
+  ['db', 'queue', 'storage', 'apple'],
+  ['errors', 'config'],
+  ['signing'],
+];
+
+export function layerOf(unit: string): number {
+  const index = LAYERS.findIndex((layer) => layer.includes(unit));
+  return index;
+}
+
+/** Every rule the graph must keep, as readable complaints (empty: all kept). */
+export function violations(edges: readonly ImportEdge[], exists: (key: string) => boolean): string[] {
+  const problems: string[] = [];
+  const between = new Map<string, Set<string>>();
+  for (const { from, to } of edges) {
+    if (to.startsWith('../')) {
+      // Only the wiring may reach outside src/ (the console's build folder it serves).
+      if (topLevel(from) !== 'main') problems.push(`${from} reaches outside src/: ${to}`);
+      continue;
+    }
+    if (!exists(to)) problems.push(`${from} imports ${to}, which does not exist`);
+    const a = topLevel(from);
+    const b = topLevel(to);
+    if (layerOf(a) === -1) problems.push(`${from}: src/${a} is in no layer (add it to LAYERS)`);
+    if (a === b) continue;
+    if (a === 'signing') problems.push(`${from} imports ${to}: src/signing imports nothing outside itself`);
+    else if (layerOf(b) < layerOf(a)) problems.push(`${from} imports ${to}: ${a} (layer ${layerOf(a)}) may not import ${b} (layer ${layerOf(b)}, above it)`);
+    if (!between.has(a)) between.set(a, new Set());
+    between.get(a)!.add(b);
+  }
+  const folderEdges = [...between].flatMap(([a, bs]) => [...bs].map((b) => [a, b] as const));
+  for (const cycle of cycles(between.keys(), folderEdges)) problems.push(`folders import each other in a circle: ${cycle.join(' ⇄ ')}`);
+  return problems;
+}
