@@ -16,7 +16,7 @@ describe('import graph of src/', () => {
   it('reads the graph (known arrows are found, every target exists)', () => {
     const has = (from: string, to: string) => edges.some((e) => e.from === from && e.to === to);
     assert.ok(edges.length > 1000, `only ${edges.length} imports read`);
-    assert.ok(has('main/service.ts', 'http/app.ts'), 'static import');
+    assert.ok(has('main/api.ts', 'http/app.ts'), 'static import');
     assert.ok(has('queue/open-job-queue.ts', 'queue/graphile-job-queue.ts'), 'dynamic import()');
     assert.ok(has('services/signer-pool.ts', 'services/signer-thread.ts'), 'worker-thread module URL');
     assert.ok(has('signing/package/refuse.ts', 'signing/package/invalid-package.ts'), 'type-only import');
