@@ -178,7 +178,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   await app.register(multipart, { throwFileSizeLimit: false });
   await app.register(swagger, SWAGGER_OPTIONS as never);
 
-  opsRoutes(app, { ready: deps.ready, baseUrl: deps.baseUrl, isClosing: () => closing, auth });
+  opsRoutes(app, { ready: deps.ready, baseUrl: () => deps.baseUrl, isClosing: () => closing, auth });
   if (deps.console) {
     sessionRoutes(app, { ...deps.console, secureCookies });
     accountRoutes(app, deps.console);
