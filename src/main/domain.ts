@@ -9,7 +9,6 @@ import { DistributionService } from '../distribution/service.ts';
 import { taskView } from '../http/views.ts';
 import { openJobQueue, type QueueTuning } from '../queue/open-job-queue.ts';
 import type { JobQueue } from '../queue/job-queue.ts';
-import { FileSource } from '../signing/data-source.ts';
 import { inspectPackage } from '../signing/inspect/index.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
 import { openBlobStore } from '../storage/open-blob-store.ts';
@@ -62,14 +61,9 @@ export interface Domain {
   close(): Promise<void>;
 }
 
-const inspectFile: PackageInspector = async (filePath) => {
-  const source = await FileSource.open(filePath);
-  try {
-    const info = await inspectPackage(source, { iconBytes: false });
-    return { platform: info.platform, bundleId: info.bundleId, name: info.name, version: info.version, build: info.build };
-  } finally {
-    await source.close();
-  }
+const inspectSource: PackageInspector = async (source) => {
+  const info = await inspectPackage(source, { iconBytes: false });
+  return { platform: info.platform, bundleId: info.bundleId, name: info.name, version: info.version, build: info.build };
 };
 
 export async function openDomain(config: Config, overrides: DomainOverrides = {}): Promise<Domain> {
@@ -114,7 +108,7 @@ export async function openDomain(config: Config, overrides: DomainOverrides = {}
     const uploads = new UploadService({
       db,
       blobs: store,
-      inspect: inspectFile,
+      inspect: inspectSource,
       maxUploadBytes: config.maxUploadBytes,
       fileKeyTtlSeconds: config.fileKeyTtlSeconds,
       storageQuotaBytes: config.quotas.storageBytes,
