@@ -3,9 +3,14 @@
 // shows a resource the same way. Services never build these shapes. Secrets never leave through
 // here: certificate views carry metadata only.
 import type { CertificateProfileRow } from '../db/profile-tables.ts';
+import type { DeveloperAccountHealth } from '../db/super-tables.ts';
 import type { CertificateRow, TaskBundle, TaskRow, TaskStatus, TaskWarning, UploadRow, WebhookDeliveryRow, Platform } from '../db/schema.ts';
 import type { AppDetail, AppSummary, Release } from '../services/apps.ts';
 import type { CertificateRecord } from '../services/certificates.ts';
+import type { InvitationLookup } from '../services/invitations.ts';
+import type { InvitationRow, Role } from '../db/user-tables.ts';
+import type { MemberRow } from '../db/repositories/users.ts';
+import type { DeveloperAccountRecord } from '../services/developer-accounts.ts';
 import type { TaskRecord } from '../services/tasks.ts';
 
 export interface AppIdentityView {
@@ -301,4 +306,73 @@ export function appDetailView(detail: AppDetail, baseUrl: string): AppDetailView
     releases: detail.releases.map(releaseView),
     downloads_by_day: detail.downloadsByDay,
   };
+}
+
+export interface DeveloperAccountView {
+  id: string;
+  name: string | null;
+  issuer_id: string;
+  key_id: string;
+  team_id: string;
+  certificate: { subject: string; serial_number: string; expires_at: string };
+  health: DeveloperAccountHealth;
+  health_detail: string | null;
+  usable: boolean;
+  slots: DeveloperAccountRecord['slots'];
+  checked_at: string;
+  created_at: string;
+}
+
+export function developerAccountView({ account: row, usable, slots }: DeveloperAccountRecord): DeveloperAccountView {
+  return {
+    id: row.id,
+    name: row.name,
+    issuer_id: row.issuer_id,
+    key_id: row.key_id,
+    team_id: row.team_id,
+    certificate: { subject: row.certificate_subject, serial_number: row.certificate_serial, expires_at: row.certificate_not_after },
+    health: row.health,
+    health_detail: row.health_detail,
+    usable,
+    slots,
+    checked_at: row.checked_at,
+    created_at: row.created_at,
+  };
+}
+
+export interface InvitationView {
+  id: string;
+  email: string;
+  role: Role;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface InvitationLookupView {
+  account_name: string;
+  email: string;
+  role: Role;
+  /** The email already has a user: accepting asks for their password instead of a new one. */
+  user_exists: boolean;
+  expires_at: string;
+}
+
+export function invitationView(row: InvitationRow): InvitationView {
+  return { id: row.id, email: row.email, role: row.role, created_at: row.created_at, expires_at: row.expires_at };
+}
+
+export function invitationLookupView(lookup: InvitationLookup): InvitationLookupView {
+  return { account_name: lookup.accountName, email: lookup.email, role: lookup.role, user_exists: lookup.userExists, expires_at: lookup.expiresAt };
+}
+
+export interface MemberView {
+  user_id: string;
+  email: string;
+  name: string | null;
+  role: Role;
+  joined_at: string;
+}
+
+export function memberView(member: MemberRow): MemberView {
+  return { user_id: member.user_id, email: member.email, name: member.name, role: member.role, joined_at: member.created_at };
 }
