@@ -168,7 +168,14 @@ export async function openDomain(config: Config, overrides: DomainOverrides = {}
       get baseUrl() {
         return base.url;
       },
-      readFacts: (key) => store.withLocalFile(key, (file) => releaseReader.read(file)),
+      readFacts: async (key) => {
+        const source = await store.openSource(key);
+        try {
+          return await releaseReader.read(source);
+        } finally {
+          await source.close();
+        }
+      },
     });
     const apps = new AppService({ db, tasks, distributions });
     return {

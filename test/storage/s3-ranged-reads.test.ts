@@ -7,6 +7,11 @@ import { Api } from '../support/api-client.ts';
 import { streamedApk } from '../support/app-packages.ts';
 import { countingS3Proxy, startS3rver, type S3Request, type TestS3 } from '../support/s3rver.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
+import { slowCopySigner } from '../support/slow-signer.ts';
+import { testPki } from '../support/pki.ts';
+import { loadConfig } from '../../src/config.ts';
+import { startWorkerService } from '../../src/main/service.ts';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { tempFiles } from '../support/temp-files.ts';
 import { buildZip } from '../support/zip-builder.ts';
 import { text } from 'node:stream/consumers';
@@ -80,6 +85,45 @@ it('inspects an uploaded IPA on S3 with range GETs only', { timeout: 120_000 }, 
     return upload.body.data.file_key;
   });
   t.diagnostic(assertRangedOnly(gets, ipa.length));
+});
+
+it('publishes a signed APK on S3 reading its release facts with range GETs only', { timeout: 120_000 }, async (t) => {
+  const api = new Api(server.url, server.key);
+  const pki = testPki();
+  assert.equal((await api.form('/v1/certificates', { kind: 'android', password: 'pw', file: { name: 'k.p12', data: pki.p12(pki.androidRsa, { password: 'pw' }) } })).status, 200);
+  const apk = streamedApk(12 * 1024 * 1024, { packageName: 'com.ranged.publish' });
+  const chunks: Buffer[] = [];
+  for await (const chunk of apk.stream()) chunks.push(chunk as Buffer);
+  const fileKey = (await api.upload('pub.apk', Buffer.concat(chunks))).body.data.file_key;
+  const taskId = (await api.post('/v1/tasks/create', { file_key: fileKey, cert_type: 'enterprise' })).body.data.task_id;
+  const from = proxy.requests.length;
+  const config = loadConfig({ SIGNET_DATA_DIR: server.dataDir, SIGNET_LOG_LEVEL: 'silent', SIGNET_WORKER_CONCURRENCY: '1', SIGNET_STORAGE: 's3', SIGNET_S3_BUCKET: s3.bucket, SIGNET_S3_ENDPOINT: proxy.url, SIGNET_S3_FORCE_PATH_STYLE: 'true' });
+  // The test signer copies its input, so the artifact is the 12 MiB package again.
+  const worker = await startWorkerService(config, { signers: [slowCopySigner('android', 1)], queueTuning: { pollIntervalMs: 50 } });
+  try {
+    let task: any;
+    for (let i = 0; i < 600; i += 1) {
+      task = (await api.get(`/v1/tasks/${taskId}`)).body.data;
+      if (task.status === 'succeeded' || task.status === 'failed') break;
+      await sleep(50);
+    }
+    assert.equal(task.status, 'succeeded', JSON.stringify(task.error));
+    // Published (right after the task succeeds): the install link exists once the release facts were read.
+    for (let i = 0; ; i += 1) {
+      const published = await server.service.db.kysely.selectFrom('distributions').select('task_id').where('task_id', '=', taskId).execute();
+      if (published.length === 1) break;
+      if (i > 400) assert.fail('the task was never published');
+      await sleep(50);
+    }
+  } finally {
+    await worker.close();
+  }
+  const artifactGets = proxy.requests.slice(from).filter((r) => r.method === 'GET' && r.path.includes(`/artifacts/${taskId}`));
+  t.diagnostic(`release facts: ${assertRangedOnly(artifactGets, apk.size)}`);
+  // The worker still copies the input to its scratch before signing (the signing pipeline's
+  // DataSource entry point replaces that); shown here so the figure is visible in the run.
+  const inputGets = proxy.requests.slice(from).filter((r) => r.method === 'GET' && r.path.includes(`/uploads/${fileKey}`));
+  t.diagnostic(`worker input: ${inputGets.length} GETs (${inputGets.filter((r) => r.range === null).length} without a range), ${inputGets.reduce((sum, r) => sum + r.bytes, 0)} bytes`);
 });
 
 it('the counting proxy sees a whole-object GET for what it is (the check can fail)', async () => {
