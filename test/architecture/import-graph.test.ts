@@ -26,6 +26,20 @@ describe('import graph of src/', () => {
     assert.deepEqual(violations(edges, exists), []);
   });
 
+  it('keeps the two engines apart: nothing under signing/ios reaches signing/android, nor the reverse', () => {
+    const reach = (prefix: string): Set<string> => {
+      const seen = new Set(edges.filter((e) => e.from.startsWith(prefix)).map((e) => e.from));
+      const queue = [...seen];
+      while (queue.length > 0) {
+        const file = queue.shift()!;
+        for (const e of edges) if (e.from === file && !seen.has(e.to)) (seen.add(e.to), queue.push(e.to));
+      }
+      return seen;
+    };
+    assert.deepEqual([...reach('signing/ios/')].filter((f) => f.startsWith('signing/android/')), []);
+    assert.deepEqual([...reach('signing/android/')].filter((f) => f.startsWith('signing/ios/')), []);
+  });
+
   it('has no import circle between files', () => {
     const files = new Set(edges.flatMap((e) => [e.from, e.to]));
     assert.deepEqual(cycles(files, edges.map((e) => [e.from, e.to] as const)), []);
