@@ -61,17 +61,16 @@ export const CONSOLE_DIST = fileURLToPath(new URL('../../console/dist/', import.
 export async function startService(config: Config, overrides: ServiceOverrides = {}): Promise<RunningService> {
   const domain = await openDomain(config, overrides);
   let worker: RunningWorker | null = null;
+  let app: FastifyInstance | null = null;
   try {
     const api = await buildApi(domain, {
       consoleDir: overrides.consoleDir === undefined ? CONSOLE_DIST : overrides.consoleDir,
       ...(overrides.logger === undefined ? {} : { logger: overrides.logger }),
       ...(overrides.onSetupLink === undefined ? {} : { onSetupLink: overrides.onSetupLink }),
     });
+    app = api.app;
     if (config.workerConcurrency > 0) worker = startWorker(domain, { logger: api.app.log, ...(overrides.signers ? { signers: overrides.signers } : {}) });
-    const running = await api.listen().catch(async (error: unknown) => {
-      await api.app.close().catch(() => {});
-      throw error;
-    });
+    const running = await api.listen();
     let closing: Promise<void> | null = null;
     const close = () =>
       (closing ??= (async () => {
@@ -83,6 +82,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       })());
     return { app: running.app, url: running.url, db: domain.db, queue: domain.queue, blobs: domain.blobs, close };
   } catch (error) {
+    await app?.close().catch(() => {});
     await worker?.close().catch(() => {});
     await domain.close();
     throw error;
@@ -94,7 +94,13 @@ export async function startWorkerService(config: Config, overrides: Pick<Service
   if (config.workerConcurrency < 1) throw new Error('signet worker needs SIGNET_WORKER_CONCURRENCY of 1 or more');
   const domain = await openDomain(config, overrides);
   const logger = pino({ level: config.logLevel, enabled: config.logLevel !== 'silent' });
-  const worker = startWorker(domain, { logger, ...(overrides.signers ? { signers: overrides.signers } : {}) });
+  let worker: RunningWorker;
+  try {
+    worker = startWorker(domain, { logger, ...(overrides.signers ? { signers: overrides.signers } : {}) });
+  } catch (error) {
+    await domain.close();
+    throw error;
+  }
   let closing: Promise<void> | null = null;
   const close = () =>
     (closing ??= (async () => {

@@ -49,3 +49,27 @@ it('refuses to start a worker that would run nothing', async () => {
   const config = loadConfig({ SIGNET_DATA_DIR: '/nonexistent-signet-test', SIGNET_WORKER_CONCURRENCY: '0' });
   await assert.rejects(startWorkerService(config), /SIGNET_WORKER_CONCURRENCY of 1 or more/);
 });
+
+it('`signet worker` runs until SIGTERM, then exits 0 without serving HTTP', { timeout: 60_000 }, async () => {
+  const { spawn } = await import('node:child_process');
+  const path = await import('node:path');
+  const { repoRoot } = await import('../support/fixtures.ts');
+  const { freshDataDir } = await import('../support/server.ts');
+  const child = spawn(process.execPath, [path.join(repoRoot, 'src/main/cli.ts'), 'worker'], {
+    cwd: repoRoot,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SIGNET_DATA_DIR: freshDataDir('worker-cli'), SIGNET_WORKER_CONCURRENCY: '1', SIGNET_LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  await new Promise<void>((resolve, reject) => {
+    child.stderr.on('data', (chunk: Buffer) => {
+      stderr += chunk.toString('utf8');
+      if (stderr.includes('signet worker: running 1 signing task(s)')) resolve();
+    });
+    exited.then((code) => reject(new Error(`exited ${code} before running: ${stderr}`)));
+  });
+  child.kill('SIGTERM');
+  assert.equal(await exited, 0, stderr);
+  assert.doesNotMatch(stderr, /listening|http:\/\//);
+});
