@@ -2,7 +2,7 @@
 // outside src/signing, folders never import each other in a circle, no folder imports one from a
 // layer above it, and no file anywhere in src/ sits in an import circle.
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -11,6 +11,10 @@ import { cycles, readImportGraph, violations, type ImportEdge } from './import-g
 const SRC = fileURLToPath(new URL('../../src/', import.meta.url));
 const edges = readImportGraph(SRC);
 const exists = (key: string) => existsSync(path.join(SRC, key));
+const listSources = (root: string): string[] =>
+  readdirSync(root, { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.ts'))
+    .map((file) => file.split(path.sep).join('/'));
 
 describe('import graph of src/', () => {
   it('reads the graph (known arrows are found, every target exists)', () => {
@@ -38,6 +42,11 @@ describe('import graph of src/', () => {
     };
     assert.deepEqual([...reach('signing/ios/')].filter((f) => f.startsWith('signing/android/')), []);
     assert.deepEqual([...reach('signing/android/')].filter((f) => f.startsWith('signing/ios/')), []);
+  });
+
+  it('defines the platform union once (src/signing/platform.ts), everyone else imports it', () => {
+    const defining = listSources(SRC).filter((file) => /(['"])(ios|android)\1\s*\|\s*(['"])(ios|android)\3/.test(readFileSync(path.join(SRC, file), 'utf8')));
+    assert.deepEqual(defining, ['signing/platform.ts']);
   });
 
   it('has no import circle between files', () => {

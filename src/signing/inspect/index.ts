@@ -13,7 +13,7 @@ import { refuse } from '../package/refuse.ts';
 import type { InspectOptions, PackageInfo } from './types.ts';
 
 export type {
-  AndroidPackageInfo, InspectOptions, InvalidPackageReason, IosPackageInfo, PackageIcon, PackageInfo, PackagePlatform,
+  AndroidPackageInfo, InspectOptions, InvalidPackageReason, IosPackageInfo, PackageIcon, PackageInfo,
 } from './types.ts';
 export { readPngHeader, type PngHeader } from './png-header.ts';
 export { packageInfoJson, type PackageInfoJson } from './json.ts';

@@ -2,10 +2,7 @@
 // upload responses, `signet inspect` and install pages.
 import type { IconFormat } from '../package/icon.ts';
 
-import type { Platform } from '../platform.ts';
 
-/** Kept as a name for the inspect API; the same type as Platform. */
-export type PackagePlatform = Platform;
 
 export interface PackageIcon {
   /** Archive path of the chosen image. */
