@@ -54,11 +54,11 @@ export class WebhookService {
   }
 
   /** One signed `ping` event to `url`, for the console's "send a test event"; never retried. */
-  async sendTest(accountId: string, url: string): Promise<{ delivered: boolean; status_code: number | null; error: string | null; duration_ms: number }> {
+  async sendTest(accountId: string, url: string): Promise<{ delivered: boolean; statusCode: number | null; error: string | null; durationMs: number }> {
     const body = JSON.stringify({ event: 'ping', data: { account_id: accountId, sent_at: new Date().toISOString() } });
     const secret = await this.options.db.repos.accounts.webhookSecret(accountId);
     const sent = await this.post(url, 'ping', body, secret, {}, AbortSignal.timeout(this.options.timeoutMs ?? 10_000));
-    return { delivered: sent.error === null, status_code: sent.statusCode, error: sent.error, duration_ms: Math.round(sent.durationMs) };
+    return { delivered: sent.error === null, statusCode: sent.statusCode, error: sent.error, durationMs: Math.round(sent.durationMs) };
   }
 
   /**

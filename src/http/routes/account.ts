@@ -66,7 +66,7 @@ export function accountRoutes(app: FastifyInstance, deps: AccountRouteDeps): voi
     },
     async (request) => {
       const result = await deps.accountDeletion.delete(principalOf(request), (request.body as { confirm: string }).confirm);
-      return { code: 200, data: { deleted: true as const, ...result } };
+      return { code: 200, data: { deleted: true as const, blobs_deleted: result.blobsDeleted } };
     },
   );
 
@@ -240,6 +240,9 @@ export function accountRoutes(app: FastifyInstance, deps: AccountRouteDeps): voi
         response: responses(envelope(WebhookTest), ['insufficient_scope', 'csrf_token_invalid']),
       },
     },
-    async (request) => ({ code: 200, data: await deps.webhooks.sendTest(principalOf(request).accountId, (request.body as { url: string }).url) }),
+    async (request) => {
+      const sent = await deps.webhooks.sendTest(principalOf(request).accountId, (request.body as { url: string }).url);
+      return { code: 200, data: { delivered: sent.delivered, status_code: sent.statusCode, error: sent.error, duration_ms: sent.durationMs } };
+    },
   );
 }

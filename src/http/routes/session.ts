@@ -83,7 +83,10 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
         response: responses(envelope(SetupStatus), [], { authenticated: false }),
       },
     },
-    async (request) => ({ code: 200, data: await deps.setup.status((request.query as { token: string }).token) }),
+    async (request) => {
+      const status = await deps.setup.status((request.query as { token: string }).token);
+      return { code: 200, data: { needed: status.needed, token_valid: status.tokenValid, existing_accounts: status.existingAccounts } };
+    },
   );
 
   app.post(
