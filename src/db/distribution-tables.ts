@@ -1,6 +1,6 @@
 // Table types of migration 0002 (install links); part of `Database` in ./schema.ts.
 import type { Selectable } from 'kysely';
-import type { Platform } from './schema.ts';
+import type { Platform } from '../signing/platform.ts';
 
 export interface DistributionsTable {
   id: string;

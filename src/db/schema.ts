@@ -13,8 +13,11 @@ import type { DistributionTables } from './distribution-tables.ts';
 import type { ProfileTables } from './profile-tables.ts';
 import type { SuperTables } from './super-tables.ts';
 import type { UserTables } from './user-tables.ts';
+import type { Platform } from '../signing/platform.ts';
 
-export type Platform = 'ios' | 'android';
+export type { Platform };
+/** How a task signs: with an enterprise certificate (iOS, Android) or per device (iOS super signature). */
+export type CertType = 'enterprise' | 'super';
 export type TaskStatus = 'pending' | 'processing' | 'succeeded' | 'failed' | 'canceled';
 export const TERMINAL_TASK_STATUSES: readonly TaskStatus[] = ['succeeded', 'failed', 'canceled'];
 export type CertificateKind = 'ios_enterprise' | 'android';
@@ -89,7 +92,7 @@ export interface TasksTable {
   input_blob_key: string;
   input_filename: string;
   certificate_id: string | null;
-  cert_type: string;
+  cert_type: CertType;
   /** JSON object of signing options (bundle id/name overrides…), owned by the HTTP layer. */
   options_json: string;
   callback_url: string | null;

@@ -2,6 +2,7 @@
 // package requires (stored when it was published). Only definite mismatches are reported: a
 // user agent that hides its OS version (Chrome's reduced "Android 10; K", iPadOS in desktop mode)
 // gets no warning.
+import type { Platform } from '../signing/platform.ts';
 import type { ReleaseRequirements } from './service.ts';
 import type { Visitor } from './user-agent.ts';
 
@@ -42,10 +43,10 @@ export function compareVersions(a: string, b: string): number {
 
 export type Compatibility =
   | { kind: 'ok' }
-  | { kind: 'os-too-old'; platform: 'ios' | 'android'; minimum: string; current: string }
+  | { kind: 'os-too-old'; platform: Platform; minimum: string; current: string }
   | { kind: 'ipad-only' };
 
-export function compatibility(platform: 'ios' | 'android', requirements: ReleaseRequirements, visitor: Visitor): Compatibility {
+export function compatibility(platform: Platform, requirements: ReleaseRequirements, visitor: Visitor): Compatibility {
   const { minimumOs, deviceFamilies } = requirements;
   const os = visitor.os;
   if (platform === 'ios') {

@@ -2,7 +2,7 @@
 // the minimum OS, and the devices (iOS) or native ABIs (Android) it runs on. Read once per
 // release when it is published (release-reader.ts runs this on a worker thread) and stored with
 // the distribution; pages are then served from storage.
-import type { IconFormat } from '../signing/android/axml/index.ts';
+import type { IconFormat } from '../signing/package/icon.ts';
 import type { DataSource } from '../signing/data-source.ts';
 import { inspectPackage, type PackageInfo } from '../signing/inspect/index.ts';
 import { normalizePng } from './cgbi.ts';

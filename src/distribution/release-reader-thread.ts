@@ -1,14 +1,16 @@
-// Runs inside a ReleaseReader thread: reads one signed package's facts (release-facts.ts) from a
-// local file and returns them as plain data (class identities do not survive structured cloning).
+// Runs inside a ReleaseReader thread: reads one signed package's facts (release-facts.ts) through
+// a port to the caller's DataSource and returns them as plain data (class identities do not
+// survive structured cloning).
 import { errorCodeOf } from '../errors.ts';
-import { FileSource } from '../signing/data-source.ts';
+import type { MessagePort } from 'node:worker_threads';
+import { PortSource } from '../storage/source-port.ts';
 import { readReleaseFacts, type ReleaseFacts } from './release-facts.ts';
 
 export type ReleaseReaderOutcome = { ok: true; facts: ReleaseFacts } | { ok: false; code: string | null; message: string };
 
-export default async function read(path: string): Promise<ReleaseReaderOutcome> {
+export default async function read(task: { size: number; port: MessagePort }): Promise<ReleaseReaderOutcome> {
   try {
-    const source = await FileSource.open(path);
+    const source = new PortSource(task.size, task.port);
     try {
       return { ok: true, facts: await readReleaseFacts(source) };
     } finally {

@@ -3,9 +3,12 @@
 // PNG encode) costs 0.3–0.5 s of CPU, a CgBI conversion tens of milliseconds, and the embedded
 // worker shares its process with the API. Publishing happens once per release; pages then serve
 // the stored results. The thread starts on demand and exits when idle.
+import { MessageChannel } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { AppError, type ServiceErrorCode } from '../errors.ts';
 import { SIGNING_ERRORS, SigningError, type SigningErrorCode } from '../signing/errors.ts';
+import type { DataSource } from '../signing/data-source.ts';
+import { serveSource } from '../storage/source-port.ts';
 import type { ReleaseFacts } from './release-facts.ts';
 import type { ReleaseReaderOutcome } from './release-reader-thread.ts';
 
@@ -22,9 +25,19 @@ export class ReleaseReader {
     });
   }
 
-  /** The facts of the signed package stored at `path` (a local file the caller keeps meanwhile). */
-  async read(path: string): Promise<ReleaseFacts> {
-    const outcome = (await this.#pool.run(path)) as ReleaseReaderOutcome;
+  /**
+   * The facts of the signed package `source` (kept open by the caller meanwhile): the thread reads
+   * it through a message port, so a package on S3 is read with range requests, not downloaded.
+   */
+  async read(source: DataSource): Promise<ReleaseFacts> {
+    const { port1, port2 } = new MessageChannel();
+    serveSource(source, port1);
+    let outcome: ReleaseReaderOutcome;
+    try {
+      outcome = (await this.#pool.run({ size: source.size, port: port2 }, { transferList: [port2] })) as ReleaseReaderOutcome;
+    } finally {
+      port1.close();
+    }
     if (outcome.ok) {
       const { icon } = outcome.facts;
       // Structured cloning delivers Buffers as plain Uint8Arrays.

@@ -3,6 +3,7 @@
 // tell apart from a Mac: such visitors are `mac-or-ipad`, and the page shows the QR code first plus
 // the iOS install link, and a tiny script promotes the install button when the browser reports touch
 // (navigator.maxTouchPoints > 0, which Macs never do).
+import type { Platform } from '../signing/platform.ts';
 export type Device = 'iphone' | 'ipad' | 'mac-or-ipad' | 'android' | 'desktop';
 
 export interface Visitor {
@@ -12,7 +13,7 @@ export interface Visitor {
   /** iOS major version when known (Developer Mode guidance from iOS 16, "Allow & Restart" from 18). */
   iosMajor: number | null;
   /** The OS and its version ("17.4", "14") when the user agent states them reliably. */
-  os: { name: 'ios' | 'android'; version: string } | null;
+  os: { name: Platform; version: string } | null;
 }
 
 // Order matters: WeChat's UA also contains "QQ" in some builds (MQQBrowser), so WeChat is first.

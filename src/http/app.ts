@@ -178,16 +178,16 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   await app.register(multipart, { throwFileSizeLimit: false });
   await app.register(swagger, SWAGGER_OPTIONS as never);
 
-  opsRoutes(app, { ready: deps.ready, baseUrl: deps.baseUrl, isClosing: () => closing, auth });
+  opsRoutes(app, { ready: deps.ready, baseUrl: () => deps.baseUrl, isClosing: () => closing, auth });
   if (deps.console) {
     sessionRoutes(app, { ...deps.console, secureCookies });
     accountRoutes(app, deps.console);
     await consoleRoutes(app, { dir: deps.console.dir });
   }
   uploadRoutes(app, { uploads: deps.uploads, maxUploadBytes: deps.maxUploadBytes, inFlight });
-  taskRoutes(app, deps.tasks);
+  taskRoutes(app, deps.tasks, () => deps.baseUrl);
   certificateRoutes(app, deps.certificates);
-  appRoutes(app, deps.apps);
+  appRoutes(app, deps.apps, () => deps.baseUrl);
   distributionRoutes(app, deps.distributions);
   if (deps.developerAccounts) developerAccountRoutes(app, deps.developerAccounts);
   pageAssetRoutes(app);

@@ -21,6 +21,7 @@ const COMMANDS: Record<string, CommandGroup> = {
   users: { summary: 'Manage console users (headless installs, password resets)', load: () => import('./commands/users.ts') },
   sign: { summary: 'Re-sign an .apk or .ipa with your key', load: () => import('./commands/sign.ts') },
   verify: { summary: 'Check the signatures of an .apk or .ipa', load: () => import('./commands/verify.ts') },
+  worker: { summary: 'Run only the signing worker (no HTTP; share the database and storage with `signet serve`)', load: () => import('./commands/worker.ts') },
   webhooks: { summary: "Show or rotate an account's webhook signing secret", load: () => import('./commands/webhooks.ts') },
 };
 

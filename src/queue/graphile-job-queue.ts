@@ -11,9 +11,8 @@
 import { type JobHelpers, Logger, run, runMigrations, type Runner, type TaskList } from 'graphile-worker';
 import { CompiledQuery } from 'kysely';
 import pg from 'pg';
-import type { EnqueueOptions, JobContext, JobKind, JobPayloads, JobQueue, Worker, WorkerOptions } from './job-queue.ts';
+import type { EnqueueOptions, JobContext, JobKind, JobPayloads, JobQueue, QueueTuning, Worker, WorkerOptions } from './job-queue.ts';
 import { assertEnqueueOptions, DEFAULT_MAX_ATTEMPTS, JOB_KINDS, JobLeaseLostError, JobReleasedError, WorkerSet, workerCallbacks } from './job-queue.ts';
-import type { QueueTuning } from './open-job-queue.ts';
 
 const DEFAULT_LEASE_MS = 30_000;
 const DEFAULT_POLL_MS = 1_000;

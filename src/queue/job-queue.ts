@@ -26,6 +26,14 @@ export const JOB_KINDS: readonly JobKind[] = ['sign_task', 'deliver_webhook', 's
 /** EnqueueOptions.maxAttempts when not given. */
 export const DEFAULT_MAX_ATTEMPTS = 3;
 
+/** Timing of a queue implementation (both implementations read the same fields). */
+export interface QueueTuning {
+  /** How long a claimed job stays leased without a heartbeat (default 30 s). */
+  leaseMs?: number;
+  /** Idle polling period for jobs enqueued by other processes (default 1 s; graphile also uses LISTEN/NOTIFY). */
+  pollIntervalMs?: number;
+}
+
 export interface EnqueueOptions {
   /** Earliest start (default: now). */
   runAt?: Date;

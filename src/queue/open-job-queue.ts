@@ -1,15 +1,10 @@
 // Picks the job queue for the database in use: the embedded table queue on SQLite,
 // graphile-worker on PostgreSQL.
 import type { Db } from '../db/database.ts';
-import type { JobQueue } from './job-queue.ts';
+import type { JobQueue, QueueTuning } from './job-queue.ts';
 import { TableJobQueue } from './table-job-queue.ts';
 
-export interface QueueTuning {
-  /** How long a claimed job stays leased without a heartbeat (default 30 s). */
-  leaseMs?: number;
-  /** Idle polling period for jobs enqueued by other processes (default 1 s; graphile also uses LISTEN/NOTIFY). */
-  pollIntervalMs?: number;
-}
+export type { QueueTuning } from './job-queue.ts';
 
 /**
  * The queue for `db`: TableJobQueue on SQLite; GraphileJobQueue on PostgreSQL (`databaseUrl` is

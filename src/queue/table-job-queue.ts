@@ -19,11 +19,11 @@ import {
   type JobKind,
   type JobPayloads,
   type JobQueue,
+  type QueueTuning,
   type Worker,
   type WorkerOptions,
   WorkerSet,
 } from './job-queue.ts';
-import type { QueueTuning } from './open-job-queue.ts';
 
 const DEFAULT_LEASE_MS = 30_000;
 const DEFAULT_POLL_MS = 1_000;

@@ -23,7 +23,7 @@ export class AccountDeletionService {
   }
 
   /** `confirm` must repeat the account's name. Returns how many stored files were deleted. */
-  async delete(principal: Principal, confirm: string): Promise<{ blobs_deleted: number }> {
+  async delete(principal: Principal, confirm: string): Promise<{ blobsDeleted: number }> {
     if (principal.user?.role !== 'owner') throw new AppError('owner_required', 'Only an owner can delete the account.');
     const account = await this.#db.repos.accounts.findById(principal.accountId);
     if (!account) throw new AppError('not_found', 'The account no longer exists.');
@@ -57,6 +57,6 @@ export class AccountDeletionService {
         this.#log(`could not delete blob ${key} of deleted account ${account.id}`, error);
       }
     }
-    return { blobs_deleted: deleted };
+    return { blobsDeleted: deleted };
   }
 }

@@ -2,13 +2,37 @@
 // releases (install links), the newest release's icon, the permanent link and download counts.
 import type { Db } from '../db/database.ts';
 import type { DistributionRow } from '../db/distribution-tables.ts';
-import type { AppRow } from '../db/schema.ts';
+import type { AppRow, UploadRow } from '../db/schema.ts';
 import { collectRows } from '../db/repositories/pagination.ts';
 import type { DistributionService } from '../distribution/service.ts';
 import { AppError } from '../errors.ts';
 import type { Principal } from './principal.ts';
-import type { TaskService } from './tasks.ts';
-import { appSummaryView, uploadView, type AppDetailView, type AppSummaryView, type ReleaseView } from './views.ts';
+import type { TaskRecord, TaskService } from './tasks.ts';
+
+/** An install link of an app with the version it installs; `url` is null without a public base URL. */
+export interface Release {
+  distribution: DistributionRow;
+  version: string | null;
+  build: string | null;
+  url: string | null;
+}
+
+export interface AppSummary {
+  app: AppRow;
+  iconUrl: string | null;
+  /** The permanent link that always installs the newest release. */
+  appUrl: string | null;
+  qrCodeUrl: string | null;
+  latestRelease: Release | null;
+  downloads: number;
+}
+
+export interface AppDetail extends AppSummary {
+  uploads: UploadRow[];
+  tasks: TaskRecord[];
+  releases: Release[];
+  downloadsByDay: Array<{ day: string; downloads: number }>;
+}
 
 /** How many uploads, tasks and releases an app's page shows (newest first). */
 const DETAIL_ITEMS = 50;
@@ -24,12 +48,12 @@ export class AppService {
     this.distributions = options.distributions ?? null;
   }
 
-  async list(principal: Principal): Promise<AppSummaryView[]> {
+  async list(principal: Principal): Promise<AppSummary[]> {
     const rows = await collectRows((page) => this.db.repos.apps.list(principal.accountId, page), (row: AppRow) => row);
     return Promise.all(rows.map((row) => this.summary(row)));
   }
 
-  async get(principal: Principal, appId: string): Promise<AppDetailView> {
+  async get(principal: Principal, appId: string): Promise<AppDetail> {
     const app = await this.db.repos.apps.find(principal.accountId, appId);
     if (!app) throw new AppError('app_not_found', `No app ${appId}.`);
     const [summary, uploads, tasks, releases, downloads] = await Promise.all([
@@ -41,14 +65,14 @@ export class AppService {
     ]);
     return {
       ...summary,
-      uploads: uploads.items.map(uploadView),
-      tasks: await this.tasks.views(tasks.items),
+      uploads: uploads.items,
+      tasks: await this.tasks.records(tasks.items),
       releases: await Promise.all(releases.items.map((d) => this.release(d))),
-      downloads_by_day: downloads.byDay,
+      downloadsByDay: downloads.byDay,
     };
   }
 
-  private async summary(row: AppRow): Promise<AppSummaryView> {
+  private async summary(row: AppRow): Promise<AppSummary> {
     const [latest, link, downloads] = await Promise.all([
       this.db.repos.distributions.latestForApp(row.id),
       this.db.repos.distributions.findAppLink(row.id),
@@ -57,26 +81,22 @@ export class AppService {
     const base = this.distributions?.baseUrl ?? null;
     const appUrl = link && base !== null ? `${base}/a/${link.slug}` : null;
     return {
-      ...appSummaryView(row),
-      icon_url: latest?.icon_blob_key && base !== null ? `${base}/d/${latest.slug}/icon.png` : null,
-      app_url: appUrl,
-      qr_code_url: appUrl === null ? null : `${appUrl}/qr.svg`,
-      latest_release: latest ? await this.release(latest) : null,
+      app: row,
+      iconUrl: latest?.icon_blob_key && base !== null ? `${base}/d/${latest.slug}/icon.png` : null,
+      appUrl,
+      qrCodeUrl: appUrl === null ? null : `${appUrl}/qr.svg`,
+      latestRelease: latest ? await this.release(latest) : null,
       downloads: downloads.total,
     };
   }
 
-  private async release(d: DistributionRow): Promise<ReleaseView> {
+  private async release(d: DistributionRow): Promise<Release> {
     const task = await this.db.repos.tasks.find(d.account_id, d.task_id);
     return {
-      distribution_id: d.id,
-      task_id: d.task_id,
+      distribution: d,
       version: task?.app_version ?? null,
       build: task?.app_build ?? null,
       url: this.distributions ? this.distributions.links(d).url : null,
-      downloads: d.downloads,
-      enabled: d.enabled === 'yes',
-      created_at: d.created_at,
     };
   }
 }

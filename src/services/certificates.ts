@@ -11,7 +11,6 @@ import type { CertificateKind, CertificateRow } from '../db/schema.ts';
 import { AppError, errorCodeOf } from '../errors.ts';
 import { SigningError } from '../signing/errors.ts';
 import type { Principal } from './principal.ts';
-import { certificateProfileView, certificateView, type CertificateProfileView, type CertificateView } from './views.ts';
 
 /** The signing identity's certificate as the validation needs it (from src/signing/cms loadIdentity). */
 export interface LoadedIdentity {
@@ -50,6 +49,13 @@ export type CertificateInput =
   | (CommonInput & { kind: 'ios_enterprise'; profile: Buffer })
   | (CommonInput & { kind: 'android'; alias: string | null; keyPassword: string | null; certificate: Buffer | null });
 
+/** A certificate with its provisioning profiles (iOS, oldest first) and how many usable install links it signed. */
+export interface CertificateRecord {
+  certificate: CertificateRow;
+  profiles: CertificateProfileRow[];
+  liveLinks: number;
+}
+
 export interface CertificateServiceOptions {
   db: Db;
   loadIdentity: IdentityLoader;
@@ -76,7 +82,7 @@ export class CertificateService {
     this.options = options;
   }
 
-  async create(principal: Principal, input: CertificateInput): Promise<CertificateView> {
+  async create(principal: Principal, input: CertificateInput): Promise<CertificateRecord> {
     const identity = await this.load(input);
     const cert = new X509Certificate(identity.certificate);
     const fingerprint = createHash('sha256').update(identity.certificate).digest('hex');
@@ -88,7 +94,7 @@ export class CertificateService {
     const { row, profiles } = await this.options.db.transaction(async (tx) => {
       const row = await tx.repos.certificates.create({
         accountId: principal.accountId,
-        kind: input.kind as CertificateKind,
+        kind: input.kind satisfies CertificateKind,
         name: input.name,
         material: input.file.data,
         certificate: input.kind === 'android' ? input.certificate : null,
@@ -107,32 +113,32 @@ export class CertificateService {
       const added = await tx.repos.certificateProfiles.add({ accountId: principal.accountId, certificateId: row.id, bytes: input.profile, metadata: metadataOf(profile) });
       return { row, profiles: [added.profile] };
     });
-    return certificateView(row, profiles);
+    return { certificate: row, profiles, liveLinks: 0 };
   }
 
   /**
    * Attaches another provisioning profile to an iOS enterprise certificate. It must name the
    * certificate; attaching a profile (same UUID) the certificate already holds returns that one.
    */
-  async addProfile(principal: Principal, certificateId: string, bytes: Buffer): Promise<{ profile: CertificateProfileView; created: boolean }> {
+  async addProfile(principal: Principal, certificateId: string, bytes: Buffer): Promise<{ profile: CertificateProfileRow; created: boolean }> {
     const certificate = await this.find(principal, certificateId);
     if (certificate.kind !== 'ios_enterprise') throw new AppError('invalid_request', `Certificate ${certificate.id} is ${certificate.kind}; provisioning profiles belong to ios_enterprise certificates.`, { details: { field: 'profile' } });
     const profile = await this.readProfile(bytes);
     this.checkNamesCertificate(profile, certificate.fingerprint, certificate.subject ?? certificate.id);
     const { profile: row, created } = await this.options.db.repos.certificateProfiles.add({ accountId: principal.accountId, certificateId: certificate.id, bytes, metadata: metadataOf(profile) });
-    return { profile: certificateProfileView(row), created };
+    return { profile: row, created };
   }
 
-  async listProfiles(principal: Principal, certificateId: string): Promise<CertificateProfileView[]> {
+  async listProfiles(principal: Principal, certificateId: string): Promise<CertificateProfileRow[]> {
     const certificate = await this.find(principal, certificateId);
-    return (await this.profilesOf(certificate)).map(certificateProfileView);
+    return this.profilesOf(certificate);
   }
 
-  async getProfile(principal: Principal, certificateId: string, profileId: string): Promise<CertificateProfileView> {
+  async getProfile(principal: Principal, certificateId: string, profileId: string): Promise<CertificateProfileRow> {
     const certificate = await this.find(principal, certificateId);
     const row = await this.options.db.repos.certificateProfiles.find(principal.accountId, certificate.id, profileId);
     if (!row) throw new AppError('profile_not_found', `Certificate ${certificate.id} has no provisioning profile ${profileId}.`);
-    return certificateProfileView((await this.complete([row]))[0]!);
+    return (await this.complete([row]))[0]!;
   }
 
   async deleteProfile(principal: Principal, certificateId: string, profileId: string): Promise<void> {
@@ -192,17 +198,17 @@ export class CertificateService {
     return this.options.readProfile(bytes);
   }
 
-  async list(principal: Principal): Promise<CertificateView[]> {
+  async list(principal: Principal): Promise<CertificateRecord[]> {
     const rows = await collectRows((page) => this.options.db.repos.certificates.list(principal.accountId, page), (row) => row);
     const profiles = await this.options.db.repos.certificateProfiles.listForCertificates(principal.accountId, rows.filter((r) => r.kind === 'ios_enterprise').map((r) => r.id));
     const live = await this.options.db.repos.distributions.liveLinksByCertificate(principal.accountId);
-    return Promise.all(rows.map(async (row) => certificateView(row, await this.complete(profiles.get(row.id) ?? []), live.get(row.id) ?? 0)));
+    return Promise.all(rows.map(async (row) => ({ certificate: row, profiles: await this.complete(profiles.get(row.id) ?? []), liveLinks: live.get(row.id) ?? 0 })));
   }
 
-  async get(principal: Principal, id: string): Promise<CertificateView> {
+  async get(principal: Principal, id: string): Promise<CertificateRecord> {
     const row = await this.find(principal, id);
     const live = await this.options.db.repos.distributions.liveLinksByCertificate(principal.accountId);
-    return certificateView(row, await this.profilesOf(row), live.get(row.id) ?? 0);
+    return { certificate: row, profiles: await this.profilesOf(row), liveLinks: live.get(row.id) ?? 0 };
   }
 
   async delete(principal: Principal, id: string): Promise<void> {

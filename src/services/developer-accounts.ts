@@ -22,19 +22,13 @@ export interface DeveloperAccountInput {
   password: string | null;
 }
 
-export interface DeveloperAccountView {
-  id: string;
-  name: string | null;
-  issuer_id: string;
-  key_id: string;
-  team_id: string;
-  certificate: { subject: string; serial_number: string; expires_at: string };
-  health: DeveloperAccountHealth;
-  health_detail: string | null;
+export type DeviceClassSlots = Record<'iphone' | 'ipad' | 'ipod', { used: number; limit: number; free: number }>;
+
+/** A developer account with what its row alone does not say: whether it is usable now and its device slots. */
+export interface DeveloperAccountRecord {
+  account: DeveloperAccountRow;
   usable: boolean;
-  slots: Record<'iphone' | 'ipad' | 'ipod', { used: number; limit: number; free: number }>;
-  checked_at: string;
-  created_at: string;
+  slots: DeviceClassSlots;
 }
 
 /** Loads a .p12 (src/signing/cms loadIdentity), injected so the service does not load pkijs at start. */
@@ -83,7 +77,7 @@ export class DeveloperAccountService {
     return client;
   }
 
-  async create(principal: Principal, input: DeveloperAccountInput): Promise<DeveloperAccountView> {
+  async create(principal: Principal, input: DeveloperAccountInput): Promise<DeveloperAccountRecord> {
     if (!ISSUER_ID.test(input.issuerId)) throw new AppError('invalid_request', 'issuer_id must be the UUID shown above the keys in App Store Connect.', { details: { field: 'issuer_id' } });
     if (!KEY_ID.test(input.keyId)) throw new AppError('invalid_request', 'key_id must be the key\'s id (10 upper-case letters and digits).', { details: { field: 'key_id' } });
     importAscKey(input.p8);
@@ -127,7 +121,7 @@ export class DeveloperAccountService {
       throw error;
     }
     await repo.syncDevices(row.id, syncable(devices));
-    return this.view(row);
+    return this.record(row);
   }
 
   async #readIdentity(p12: Buffer, password: string) {
@@ -146,10 +140,10 @@ export class DeveloperAccountService {
    * Re-checks the key and certificate against App Store Connect and resyncs devices and App IDs;
    * records the resulting health (never throws for an account-level problem: it is the answer).
    */
-  async check(principal: Principal, id: string): Promise<DeveloperAccountView> {
+  async check(principal: Principal, id: string): Promise<DeveloperAccountRecord> {
     const row = await this.#find(principal, id);
     await this.refresh(row);
-    return this.view((await this.#options.db.repos.developerAccounts.findById(id)) ?? row);
+    return this.record((await this.#options.db.repos.developerAccounts.findById(id)) ?? row);
   }
 
   async refresh(row: DeveloperAccountRow): Promise<DeveloperAccountHealth> {
@@ -186,13 +180,13 @@ export class DeveloperAccountService {
     return health;
   }
 
-  async list(principal: Principal): Promise<DeveloperAccountView[]> {
+  async list(principal: Principal): Promise<DeveloperAccountRecord[]> {
     const rows = await this.#options.db.repos.developerAccounts.list(principal.accountId);
-    return Promise.all(rows.map((row) => this.view(row)));
+    return Promise.all(rows.map((row) => this.record(row)));
   }
 
-  async get(principal: Principal, id: string): Promise<DeveloperAccountView> {
-    return this.view(await this.#find(principal, id));
+  async get(principal: Principal, id: string): Promise<DeveloperAccountRecord> {
+    return this.record(await this.#find(principal, id));
   }
 
   async delete(principal: Principal, id: string): Promise<void> {
@@ -213,26 +207,13 @@ export class DeveloperAccountService {
     return row;
   }
 
-  async view(row: DeveloperAccountRow): Promise<DeveloperAccountView> {
+  async record(row: DeveloperAccountRow): Promise<DeveloperAccountRecord> {
     const usage = await this.#options.db.repos.developerAccounts.usage(row.id);
     const slot = (deviceClass: string) => {
       const used = usage[deviceClass] ?? 0;
       return { used, limit: row.slots_per_class, free: Math.max(0, row.slots_per_class - used) };
     };
-    return {
-      id: row.id,
-      name: row.name,
-      issuer_id: row.issuer_id,
-      key_id: row.key_id,
-      team_id: row.team_id,
-      certificate: { subject: row.certificate_subject, serial_number: row.certificate_serial, expires_at: row.certificate_not_after },
-      health: row.health,
-      health_detail: row.health_detail,
-      usable: this.usable(row),
-      slots: { iphone: slot('IPHONE'), ipad: slot('IPAD'), ipod: slot('IPOD') },
-      checked_at: row.checked_at,
-      created_at: row.created_at,
-    };
+    return { account: row, usable: this.usable(row), slots: { iphone: slot('IPHONE'), ipad: slot('IPAD'), ipod: slot('IPOD') } };
   }
 }
 

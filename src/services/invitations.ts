@@ -12,24 +12,16 @@ import { checkNewPassword, normalizeEmail, verifyUserPassword } from './users.ts
 
 export const INVITATION_TTL_MS = 7 * 24 * 3600_000;
 
-export interface InvitationView {
-  id: string;
-  email: string;
-  role: Role;
-  created_at: string;
-  expires_at: string;
-}
-
+/** What an invitation link shows before it is accepted. */
 export interface InvitationLookup {
-  account_name: string;
+  accountName: string;
   email: string;
   role: Role;
   /** The email already has a user: accepting asks for their password instead of a new one. */
-  user_exists: boolean;
-  expires_at: string;
+  userExists: boolean;
+  expiresAt: string;
 }
 
-const view = (row: InvitationRow): InvitationView => ({ id: row.id, email: row.email, role: row.role, created_at: row.created_at, expires_at: row.expires_at });
 
 export class InvitationService {
   readonly #db: Db;
@@ -40,7 +32,7 @@ export class InvitationService {
     this.#baseUrl = options.baseUrl;
   }
 
-  async create(principal: Principal, input: { email: string; role: string }, now = new Date()): Promise<InvitationView & { url: string }> {
+  async create(principal: Principal, input: { email: string; role: string }, now = new Date()): Promise<{ invitation: InvitationRow; url: string }> {
     const email = normalizeEmail(input.email);
     if (!isRole(input.role)) throw new AppError('invalid_request', 'role must be owner, admin, developer or viewer', { details: { field: 'role' } });
     if (input.role === 'owner' && principal.user?.role !== 'owner') throw new AppError('owner_required', 'Only an owner can invite an owner.');
@@ -58,11 +50,11 @@ export class InvitationService {
       invitedBy: principal.user?.id ?? null,
       expiresAt: new Date(now.getTime() + INVITATION_TTL_MS),
     });
-    return { ...view(row), url: `${this.#baseUrl()}/invite?token=${token}` };
+    return { invitation: row, url: `${this.#baseUrl()}/invite?token=${token}` };
   }
 
-  async list(principal: Principal, now = new Date()): Promise<InvitationView[]> {
-    return (await this.#db.repos.invitations.listOpen(principal.accountId, now)).map(view);
+  async list(principal: Principal, now = new Date()): Promise<InvitationRow[]> {
+    return this.#db.repos.invitations.listOpen(principal.accountId, now);
   }
 
   async revoke(principal: Principal, id: string): Promise<void> {
@@ -73,7 +65,7 @@ export class InvitationService {
     const row = await this.#open(token, now);
     const account = await this.#db.repos.accounts.findById(row.account_id);
     if (account === null) throw new AppError('invitation_invalid');
-    return { account_name: account.name, email: row.email, role: row.role, user_exists: (await this.#db.repos.users.findByEmail(row.email)) !== null, expires_at: row.expires_at };
+    return { accountName: account.name, email: row.email, role: row.role, userExists: (await this.#db.repos.users.findByEmail(row.email)) !== null, expiresAt: row.expires_at };
   }
 
   /** Joins the invited account: as a new user with `password`, or as the existing one if it is theirs. */

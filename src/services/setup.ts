@@ -16,9 +16,9 @@ export interface SetupStatus {
   /** No user exists yet. */
   needed: boolean;
   /** The token is one of the current setup tokens. */
-  token_valid: boolean;
+  tokenValid: boolean;
   /** Accounts the first owner will own (made before users existed); empty on a fresh install. */
-  existing_accounts: string[];
+  existingAccounts: string[];
 }
 
 export class SetupService {
@@ -40,8 +40,8 @@ export class SetupService {
     const needed = (await this.#db.repos.users.count()) === 0;
     return {
       needed,
-      token_valid: needed && (await this.#db.repos.setupTokens.isValid(sha256Hex(token), now)),
-      existing_accounts: needed ? (await this.#db.repos.users.accountsWithoutMembers()).map((a) => a.name) : [],
+      tokenValid: needed && (await this.#db.repos.setupTokens.isValid(sha256Hex(token), now)),
+      existingAccounts: needed ? (await this.#db.repos.users.accountsWithoutMembers()).map((a) => a.name) : [],
     };
   }
 

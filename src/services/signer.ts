@@ -3,9 +3,8 @@
 // output (no unverified artifact ever leaves it) or throws an AppError/SigningError whose code
 // becomes the task's error.code. src/main wires one Signer per (platform, cert_type).
 import type { Credential } from '../db/credential.ts';
-import type { TaskBundle, TaskWarning } from '../db/schema.ts';
-export type Platform = 'ios' | 'android';
-export type CertType = 'enterprise' | 'super';
+import type { CertType, Platform, TaskBundle, TaskWarning } from '../db/schema.ts';
+export type { CertType, Platform };
 
 export interface SignRequest {
   /** The task being signed (`tsk_…`). */

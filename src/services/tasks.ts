@@ -4,7 +4,7 @@ import type { Readable } from 'node:stream';
 import type { Db } from '../db/database.ts';
 import { sha256Hex } from '../db/ids.ts';
 import { allRows } from '../db/repositories/pagination.ts';
-import type { CertificateKind, CertificateRow, Platform, TaskRow, TaskStatus } from '../db/schema.ts';
+import type { CertificateKind, CertificateRow, Platform, TaskRow, TaskStatus, WebhookDeliveryRow } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { SigningError } from '../signing/errors.ts';
 import { appIdPatternMatches } from '../signing/ios/profile/checks.ts';
@@ -13,15 +13,21 @@ import type { BlobStore } from '../storage/blob-store.ts';
 import type { CertType } from './signer.ts';
 import type { Principal } from './principal.ts';
 import { OutboundAllowList, validateOutboundUrl, type OutboundOptions } from './outbound.ts';
-import { taskView, type TaskView } from './views.ts';
 
 export interface CreateTaskInput {
-  file_key: string;
-  cert_type: CertType;
-  certificate_id?: string;
-  callback_url?: string;
+  /** The upload's id (`tmp_…`; the API calls it file_key). */
+  fileKey: string;
+  certType: CertType;
+  certificateId?: string;
+  callbackUrl?: string;
   /** iOS enterprise: the certificate profile (`prf_…`) per bundle id, overriding the matching rule. */
   profiles?: Record<string, string>;
+}
+
+/** A task with the webhook deliveries made for it, oldest first. */
+export interface TaskRecord {
+  task: TaskRow;
+  deliveries: readonly WebhookDeliveryRow[];
 }
 
 export interface ArtifactHandle {
@@ -31,8 +37,6 @@ export interface ArtifactHandle {
   contentType: string;
   open(range: { start: number; end: number } | null): Promise<Readable>;
 }
-
-const TASK_STATUSES: readonly TaskStatus[] = ['pending', 'processing', 'succeeded', 'failed', 'canceled'];
 
 /** The certificate kind a (platform, cert_type) pair signs with, or null when none can. */
 function certificateKindFor(platform: Platform, certType: CertType): CertificateKind | null {
@@ -61,7 +65,6 @@ export interface TaskServiceOptions {
   db: Db;
   queue: JobQueue;
   blobs: BlobStore;
-  baseUrl: string;
   now?: () => Date;
   /** Super signature: whether the account has a usable Apple developer account (absent: never). */
   hasDeveloperAccount?: (accountId: string) => Promise<boolean>;
@@ -81,7 +84,7 @@ export class TaskService {
     this.now = options.now ?? (() => new Date());
   }
 
-  async create(principal: Principal, input: CreateTaskInput, idempotencyKey: string | null): Promise<{ task_id: string; status: TaskStatus }> {
+  async create(principal: Principal, input: CreateTaskInput, idempotencyKey: string | null): Promise<TaskRow> {
     const { db, queue } = this.options;
     const hash = requestHash(input);
     if (idempotencyKey !== null) {
@@ -89,22 +92,22 @@ export class TaskService {
       if (previous) return this.replay(principal, previous.task_id, previous.request_hash === hash);
     }
 
-    if (input.callback_url !== undefined) validateOutboundUrl(input.callback_url, 'callback_url', this.options.outbound ?? { allow: new OutboundAllowList('') });
+    if (input.callbackUrl !== undefined) validateOutboundUrl(input.callbackUrl, 'callback_url', this.options.outbound ?? { allow: new OutboundAllowList('') });
     const quota = this.options.pendingTaskQuota ?? 0;
     if (quota > 0 && (await db.repos.tasks.countActiveByAccount(principal.accountId, quota)) >= quota) {
       throw new AppError('task_quota_exceeded', `The account already has ${quota} pending or processing tasks, its quota; wait for some to finish.`, { details: { quota } });
     }
-    const upload = await db.repos.uploads.find(principal.accountId, input.file_key);
-    if (!upload) throw new AppError('file_key_not_found', `No upload with file_key ${input.file_key}.`);
+    const upload = await db.repos.uploads.find(principal.accountId, input.fileKey);
+    if (!upload) throw new AppError('file_key_not_found', `No upload with file_key ${input.fileKey}.`);
     if (Date.parse(upload.expires_at) <= this.now().getTime()) {
-      throw new AppError('file_key_expired', `The upload ${input.file_key} expired at ${upload.expires_at}; upload the file again.`);
+      throw new AppError('file_key_expired', `The upload ${input.fileKey} expired at ${upload.expires_at}; upload the file again.`);
     }
-    const kind = certificateKindFor(upload.platform, input.cert_type);
-    if (upload.platform === 'android' && input.cert_type === 'super') {
+    const kind = certificateKindFor(upload.platform, input.certType);
+    if (upload.platform === 'android' && input.certType === 'super') {
       throw new AppError('cert_type_unsupported', 'cert_type "super" applies to iOS only; sign an APK with cert_type "enterprise".');
     }
     // A super task signs with the account's Apple developer accounts (chosen per device), not a certificate row.
-    const certificate = input.cert_type === 'super' ? await this.requireDeveloperAccount(principal) : await this.chooseCertificate(principal, kind, input);
+    const certificate = input.certType === 'super' ? await this.requireDeveloperAccount(principal) : await this.chooseCertificate(principal, kind, input);
     const options = input.profiles === undefined ? {} : { profiles: await this.checkProfileChoice(principal, certificate, input.profiles) };
 
     try {
@@ -116,9 +119,9 @@ export class TaskService {
           inputBlobKey: upload.blob_key,
           inputFilename: upload.filename,
           certificateId: certificate?.id ?? null,
-          certType: input.cert_type,
+          certType: input.certType,
           options,
-          callbackUrl: input.callback_url ?? null,
+          callbackUrl: input.callbackUrl ?? null,
           appId: upload.app_id,
           app: { bundleId: upload.bundle_id, name: upload.app_name, version: upload.app_version, build: upload.app_build },
         });
@@ -130,18 +133,18 @@ export class TaskService {
         await queue.enqueue('sign_task', { taskId: row.id }, { transaction: tx.kysely, maxAttempts: row.max_attempts });
         return row;
       });
-      return { task_id: task.id, status: task.status };
+      return task;
     } catch (error) {
       if (error instanceof IdempotencyRace) return this.replay(principal, error.winner, error.sameBody);
       throw error;
     }
   }
 
-  private async replay(principal: Principal, taskId: string, sameBody: boolean): Promise<{ task_id: string; status: TaskStatus }> {
+  private async replay(principal: Principal, taskId: string, sameBody: boolean): Promise<TaskRow> {
     if (!sameBody) throw new AppError('idempotency_conflict', 'This Idempotency-Key was already used with a different request body.');
     const task = await this.options.db.repos.tasks.find(principal.accountId, taskId);
     if (!task) throw new AppError('task_not_found');
-    return { task_id: task.id, status: task.status };
+    return task;
   }
 
   /**
@@ -173,11 +176,11 @@ export class TaskService {
   private async chooseCertificate(principal: Principal, kind: CertificateKind | null, input: CreateTaskInput): Promise<CertificateRow> {
     const repo = this.options.db.repos.certificates;
     if (kind === null) {
-      throw new AppError('certificate_required', `cert_type "${input.cert_type}" needs signing credentials this account has not set up.`);
+      throw new AppError('certificate_required', `cert_type "${input.certType}" needs signing credentials this account has not set up.`);
     }
-    if (input.certificate_id !== undefined) {
-      const chosen = await repo.find(principal.accountId, input.certificate_id);
-      if (!chosen) throw new AppError('certificate_not_found', `No certificate ${input.certificate_id}.`);
+    if (input.certificateId !== undefined) {
+      const chosen = await repo.find(principal.accountId, input.certificateId);
+      if (!chosen) throw new AppError('certificate_not_found', `No certificate ${input.certificateId}.`);
       if (chosen.kind !== kind) throw new AppError('certificate_required', `Certificate ${chosen.id} is ${chosen.kind}; this task needs a ${kind} certificate.`);
       return chosen;
     }
@@ -189,45 +192,44 @@ export class TaskService {
     throw new AppError('certificate_required', `No usable ${kind} certificate; upload one with POST /v1/certificates.`);
   }
 
-  async get(principal: Principal, taskId: string): Promise<TaskView> {
+  async get(principal: Principal, taskId: string): Promise<TaskRecord> {
     const task = await this.find(principal, taskId);
-    return this.view(task);
+    return this.record(task);
   }
 
-  async view(task: TaskRow): Promise<TaskView> {
-    return taskView(task, this.options.baseUrl, await this.options.db.repos.webhookDeliveries.listForTask(task.id));
+  async record(task: TaskRow): Promise<TaskRecord> {
+    return { task, deliveries: await this.options.db.repos.webhookDeliveries.listForTask(task.id) };
   }
 
-  /** Views of a page of tasks, with their webhook deliveries read in one query. */
-  async views(tasks: readonly TaskRow[]): Promise<TaskView[]> {
+  /** A page of tasks with their webhook deliveries, read in one query. */
+  async records(tasks: readonly TaskRow[]): Promise<TaskRecord[]> {
     const deliveries = await this.options.db.repos.webhookDeliveries.listForTasks(tasks.map((t) => t.id));
-    return tasks.map((task) => taskView(task, this.options.baseUrl, deliveries.get(task.id) ?? []));
+    return tasks.map((task) => ({ task, deliveries: deliveries.get(task.id) ?? [] }));
   }
 
-  async list(principal: Principal, query: { status: string | null; limit: number; cursor: string | null }): Promise<{ items: TaskView[]; next_cursor: string | null }> {
-    const status = query.status === null ? undefined : TASK_STATUSES.find((s) => s === query.status);
-    if (query.status !== null && status === undefined) throw new AppError('invalid_request', `status must be one of ${TASK_STATUSES.join(', ')}`);
+  async list(principal: Principal, query: { status: TaskStatus | null; limit: number; cursor: string | null }): Promise<{ items: TaskRecord[]; nextCursor: string | null }> {
+    const status = query.status ?? undefined;
     const page = await this.options.db.repos.tasks.list(principal.accountId, {
       limit: query.limit,
       cursor: query.cursor,
       ...(status === undefined ? {} : { status }),
     });
-    return { items: await this.views(page.items), next_cursor: page.nextCursor };
+    return { items: await this.records(page.items), nextCursor: page.nextCursor };
   }
 
   /** Cancels a pending or processing task; a processing run is aborted by the worker. */
-  async cancel(principal: Principal, taskId: string): Promise<TaskView> {
+  async cancel(principal: Principal, taskId: string): Promise<TaskRecord> {
     const task = await this.find(principal, taskId);
-    if (task.status === 'canceled') return this.view(task);
+    if (task.status === 'canceled') return this.record(task);
     if (task.status === 'succeeded' || task.status === 'failed') throw new AppError('task_not_cancelable', `The task already ${task.status}.`);
     const canceled = await this.options.db.repos.tasks.finish(task.id, { status: 'canceled' });
     if (canceled) {
       for (const listener of this.cancelListeners) listener(task.id);
-      return this.view(canceled);
+      return this.record(canceled);
     }
     // Lost a race with the worker finishing it.
     const now = await this.find(principal, taskId);
-    if (now.status === 'canceled') return this.view(now);
+    if (now.status === 'canceled') return this.record(now);
     throw new AppError('task_not_cancelable', `The task already ${now.status}.`);
   }
 

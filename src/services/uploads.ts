@@ -7,13 +7,13 @@ import type { Db } from '../db/database.ts';
 import { newFileKey } from '../db/ids.ts';
 import type { Platform, UploadRow } from '../db/schema.ts';
 import { AppError, errorCodeOf } from '../errors.ts';
+import type { DataSource } from '../signing/data-source.ts';
 import { SigningError } from '../signing/errors.ts';
 import { uploadBlobKey } from '../storage/blob-keys.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
 import type { Principal } from './principal.ts';
-import { uploadView, type UploadView } from './views.ts';
 
-/** What the package inspector reads from a package on local disk. */
+/** What the package inspector reads from a package. */
 export interface PackageIdentity {
   platform: Platform;
   bundleId: string | null;
@@ -21,8 +21,11 @@ export interface PackageIdentity {
   version: string | null;
   build: string | null;
 }
-/** Reads a package's identity; throws SigningError `invalid_package` (with the reason) for non-apps. */
-export type PackageInspector = (filePath: string, signal?: AbortSignal) => Promise<PackageIdentity>;
+/**
+ * Reads a package's identity from random-access reads of it (the blob where it is stored: no
+ * local copy); throws SigningError `invalid_package` (with the reason) for non-apps.
+ */
+export type PackageInspector = (source: DataSource, signal?: AbortSignal) => Promise<PackageIdentity>;
 
 const EXTENSIONS: Record<string, Platform> = { '.ipa': 'ios', '.apk': 'android' };
 
@@ -77,7 +80,7 @@ export class UploadService {
    * Stores one uploaded file. `truncated` reports whether the multipart parser cut the part
    * short (it does so silently at its own limit). On any failure nothing of the file remains.
    */
-  async receive(principal: Principal, input: { fileName: string; stream: Readable; signal: AbortSignal; truncated?: () => boolean; maxBytes?: number }): Promise<UploadView> {
+  async receive(principal: Principal, input: { fileName: string; stream: Readable; signal: AbortSignal; truncated?: () => boolean; maxBytes?: number }): Promise<UploadRow> {
     const { blobs, db } = this.options;
     let platform: Platform;
     try {
@@ -130,7 +133,7 @@ export class UploadService {
           app_build: identity.build,
         } satisfies UploadRow;
       });
-      return uploadView(row);
+      return row;
     } catch (error) {
       await blobs.delete(blobKey);
       throw error;
@@ -140,7 +143,12 @@ export class UploadService {
   private async identify(blobKey: string, platform: Platform, signal: AbortSignal): Promise<PackageIdentity> {
     let identity: PackageIdentity;
     try {
-      identity = await this.options.blobs.withLocalFile(blobKey, (file) => this.options.inspect(file, signal), { signal });
+      const source = await this.options.blobs.openSource(blobKey, { signal });
+      try {
+        identity = await this.options.inspect(source, signal);
+      } finally {
+        await source.close();
+      }
     } catch (error) {
       // Whatever the engines say about a package that is not a readable app (bad zip, no
       // manifest…), the upload answer is invalid_package with their reason.

@@ -3,6 +3,7 @@
 // with scrypt exactly like install-link passwords (src/distribution/access.ts).
 import type { Db } from '../db/database.ts';
 import { newSecretToken, sha256Hex } from '../db/ids.ts';
+import type { MemberRow } from '../db/repositories/users.ts';
 import type { AccountRow } from '../db/schema.ts';
 import type { Role, UserRow } from '../db/user-tables.ts';
 import { hashPassword, verifyPassword } from '../distribution/access.ts';
@@ -44,14 +45,6 @@ export async function verifyUserPassword(user: UserRow | null, password: string)
     return false;
   }
   return verifyPassword(password, user.password_hash);
-}
-
-export interface MemberView {
-  user_id: string;
-  email: string;
-  name: string | null;
-  role: Role;
-  joined_at: string;
 }
 
 export class UserService {
@@ -100,11 +93,11 @@ export class UserService {
     await this.#db.repos.sessions.revokeAllForUser(user.id, keepSessionId);
   }
 
-  async members(principal: Principal): Promise<MemberView[]> {
-    return (await this.#db.repos.users.members(principal.accountId)).map((m) => ({ user_id: m.user_id, email: m.email, name: m.name, role: m.role, joined_at: m.created_at }));
+  async members(principal: Principal): Promise<MemberRow[]> {
+    return this.#db.repos.users.members(principal.accountId);
   }
 
-  async setRole(principal: Principal, userId: string, role: string): Promise<MemberView> {
+  async setRole(principal: Principal, userId: string, role: string): Promise<MemberRow> {
     if (!isRole(role)) throw new AppError('invalid_request', 'role must be owner, admin, developer or viewer', { details: { field: 'role' } });
     const member = await this.#member(principal, userId);
     // Owners are made and unmade only by owners; nobody hands out a role above their own.
@@ -155,10 +148,10 @@ export class UserService {
     return member;
   }
 
-  async #viewOf(principal: Principal, userId: string): Promise<MemberView> {
-    const view = (await this.members(principal)).find((m) => m.user_id === userId);
-    if (!view) throw new AppError('member_not_found');
-    return view;
+  async #viewOf(principal: Principal, userId: string): Promise<MemberRow> {
+    const member = (await this.members(principal)).find((m) => m.user_id === userId);
+    if (!member) throw new AppError('member_not_found');
+    return member;
   }
 
   async #keepAnOwner(accountId: string): Promise<void> {

@@ -5,10 +5,10 @@
 // the queue retries it with exponential backoff. Every attempt is recorded on the task.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { Db } from '../db/database.ts';
+import type { TaskRow, WebhookDeliveryRow } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import type { JobContext } from '../queue/job-queue.ts';
 import { OutboundAllowList, OutboundRefused, postOutbound, type OutboundOptions } from './outbound.ts';
-import { taskView } from './views.ts';
 
 export type WebhookEvent = 'task.succeeded' | 'task.failed' | 'ping';
 export const WEBHOOK_MAX_ATTEMPTS = 8;
@@ -30,7 +30,8 @@ export function verifyWebhookSignature(secret: string, header: string, body: str
 
 export interface WebhookServiceOptions {
   db: Db;
-  baseUrl: string;
+  /** The `data` of a task event: the task as the API shows it (src/http builds that view). */
+  taskBody: (task: TaskRow, deliveries: readonly WebhookDeliveryRow[]) => unknown;
   timeoutMs?: number;
   /** Which destinations may be called (default: public addresses only). */
   outbound?: OutboundOptions;
@@ -53,11 +54,11 @@ export class WebhookService {
   }
 
   /** One signed `ping` event to `url`, for the console's "send a test event"; never retried. */
-  async sendTest(accountId: string, url: string): Promise<{ delivered: boolean; status_code: number | null; error: string | null; duration_ms: number }> {
+  async sendTest(accountId: string, url: string): Promise<{ delivered: boolean; statusCode: number | null; error: string | null; durationMs: number }> {
     const body = JSON.stringify({ event: 'ping', data: { account_id: accountId, sent_at: new Date().toISOString() } });
     const secret = await this.options.db.repos.accounts.webhookSecret(accountId);
     const sent = await this.post(url, 'ping', body, secret, {}, AbortSignal.timeout(this.options.timeoutMs ?? 10_000));
-    return { delivered: sent.error === null, status_code: sent.statusCode, error: sent.error, duration_ms: Math.round(sent.durationMs) };
+    return { delivered: sent.error === null, statusCode: sent.statusCode, error: sent.error, durationMs: Math.round(sent.durationMs) };
   }
 
   /**
@@ -103,7 +104,7 @@ export class WebhookService {
     if (!task?.callback_url) return;
     const url = task.callback_url;
     const deliveries = await db.repos.webhookDeliveries.listForTask(task.id);
-    const body = JSON.stringify({ event: payload.event, data: taskView(task, this.options.baseUrl, deliveries) });
+    const body = JSON.stringify({ event: payload.event, data: this.options.taskBody(task, deliveries) });
     const secret = await db.repos.accounts.webhookSecret(task.account_id);
     const signal = AbortSignal.any([context.signal, AbortSignal.timeout(this.options.timeoutMs ?? 10_000)]);
     const { outcome, statusCode, error, durationMs } = await this.post(url, payload.event, body, secret, { 'signet-delivery-attempt': String(context.attempt) }, signal);

@@ -137,7 +137,7 @@ export class TaskWorker {
   }
 
   private signerFor(task: TaskRow): Signer | undefined {
-    return this.options.signers.find((s) => s.platform === task.platform && s.certTypes.includes(task.cert_type as CertType));
+    return this.options.signers.find((s) => s.platform === task.platform && s.certTypes.includes(task.cert_type));
   }
 
   private async runTask(taskId: string, context: JobContext): Promise<void> {
@@ -193,7 +193,7 @@ export class TaskWorker {
             .sign({
               taskId: task.id,
               platform: task.platform,
-              certType: task.cert_type as CertType,
+              certType: task.cert_type,
               inputPath,
               outputPath,
               credential: certificate

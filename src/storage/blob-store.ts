@@ -3,6 +3,7 @@
 // about tasks, HTTP or SQL. Both implementations (disk, S3) pass the one contract suite in
 // test/storage/blob-store.contract.ts.
 import type { Readable } from 'node:stream';
+import type { DataSource } from '../signing/data-source.ts';
 
 export interface PutOptions {
   /**
@@ -65,6 +66,14 @@ export interface BlobStore {
 
   /** Deletes the blob; deleting a missing blob is a no-op. */
   delete(key: string): Promise<void>;
+
+  /**
+   * Random-access reads of the blob where it is stored, for the engines (which read packages
+   * through a DataSource): disk = the file itself; S3 = range GETs with read-ahead, never a
+   * download of the whole object. Close it when done. Rejects with `not_found` when the blob is
+   * missing; `signal` aborts the reads in flight.
+   */
+  openSource(key: string, options?: { signal?: AbortSignal }): Promise<DataSource>;
 
   /**
    * Runs `fn` with a path to a local, random-access copy of the blob (signing engines need one).

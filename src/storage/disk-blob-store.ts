@@ -16,6 +16,7 @@ import { resolveRange } from './byte-range.ts';
 import { createMeter } from './metered-stream.ts';
 import { earlyWriteback } from './early-writeback.ts';
 import { ProcessScratch, sweepDeadOwners } from './scratch.ts';
+import { FileSource, type DataSource } from '../signing/data-source.ts';
 
 const TEMP_DIR = '.tmp';
 
@@ -95,6 +96,12 @@ export class DiskBlobStore implements BlobStore {
 
   async delete(key: string): Promise<void> {
     await fs.rm(this.#path(key), { force: true });
+  }
+
+  async openSource(key: string): Promise<DataSource> {
+    return FileSource.open(this.#path(key)).catch((error: unknown) => {
+      throw isMissing(error) ? new AppError('not_found', `no blob ${key}`) : error;
+    });
   }
 
   async withLocalFile<T>(key: string, fn: (file: string) => Promise<T>): Promise<T> {

@@ -16,6 +16,7 @@ import type { DialectName } from '../../src/db/dialect.ts';
 import { migrateToLatest } from '../../src/db/migrator.ts';
 import { SecretBox } from '../../src/db/secret-box.ts';
 import { productionProfileReader } from '../../src/main/signers.ts';
+import { certificateView } from '../../src/http/views.ts';
 import { CertificateService } from '../../src/services/certificates.ts';
 import { createTestPostgres, type TestPostgres } from '../support/postgres.ts';
 import { testPki } from '../support/pki.ts';
@@ -84,7 +85,7 @@ function describeOn(name: DialectName, open: () => Promise<{ kysely: Kysely<any>
         assert.ok(db.repos.certificateProfiles.open(moved).equals(profile));
 
         const service = new CertificateService({ db, loadIdentity: async () => ({ certificate: Buffer.alloc(0) }), readProfile: productionProfileReader() });
-        const view = await service.get({ accountId: 'acc_legacy' } as never, 'crt_legacy');
+        const view = certificateView(await service.get({ accountId: 'acc_legacy' } as never, 'crt_legacy'));
         assert.equal(view.profiles.length, 1);
         assert.match(view.profiles[0]!.uuid!, /^[0-9A-F-]{36}$/);
         assert.equal(view.profiles[0]!.entitlements?.['aps-environment'], 'production');

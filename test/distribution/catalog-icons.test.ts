@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { PNG } from 'pngjs';
 import { normalizePng } from '../../src/distribution/cgbi.ts';
 import { ReleaseReader } from '../../src/distribution/release-reader.ts';
-import { BufferSource } from '../../src/signing/data-source.ts';
+import { BufferSource, FileSource } from '../../src/signing/data-source.ts';
 import { inspectPackage } from '../../src/signing/inspect/index.ts';
 import { catalogOnlyDemoApp, demoAppLooseIcon, GENERATED_ICON, generatedCatalogIpa } from '../support/catalog-apps.ts';
 import { distributionFixture, type DistributionFixture } from '../support/distribution.ts';
@@ -72,7 +72,8 @@ describe('reading a release off the event loop', needsSharedFixtures('ios/assets
 
     const reader = new ReleaseReader();
     try {
-      await reader.read(file); // start the thread and load its modules first
+      const source = await FileSource.open(file);
+      await reader.read(source); // start the thread and load its modules first
       let last = performance.now();
       let longestGap = 0;
       const tick = setInterval(() => {
@@ -80,7 +81,8 @@ describe('reading a release off the event loop', needsSharedFixtures('ios/assets
         longestGap = Math.max(longestGap, now - last);
         last = now;
       }, 5);
-      const facts = await reader.read(file);
+      const facts = await reader.read(source);
+      await source.close();
       clearInterval(tick);
       assert.equal(facts.icon?.format, 'png');
       assert.deepEqual([facts.minimumOs, facts.deviceFamilies], [inline.platform === 'ios' ? inline.minOs : null, ['iphone', 'ipad']]);

@@ -14,6 +14,7 @@ import { ERROR_STATUS } from '../../src/http/error-status.ts';
 import { ERROR_CATALOGUE } from '../../src/errors.ts';
 import type { TaskService } from '../../src/services/tasks.ts';
 import { OutboundAllowList } from '../../src/services/outbound.ts';
+import { taskView } from '../../src/http/views.ts';
 import { WebhookService } from '../../src/services/webhooks.ts';
 import { Api, streamUpload } from '../support/api-client.ts';
 import { tinyApk } from '../support/app-packages.ts';
@@ -158,7 +159,7 @@ it('reports a failed webhook delivery as webhook_failed and records the attempt'
     const fileKey = (await api.upload('w.apk', tinyApk())).body.data.file_key;
     const taskId = (await api.post('/v1/tasks/create', { file_key: fileKey, cert_type: 'enterprise', callback_url: url })).body.data.task_id;
     await settle(api, taskId);
-    const webhooks = new WebhookService({ db: server.service.db, baseUrl: server.url, outbound: { allow: new OutboundAllowList('127.0.0.1') } });
+    const webhooks = new WebhookService({ db: server.service.db, taskBody: (row, deliveries) => taskView(row, server.url, deliveries), outbound: { allow: new OutboundAllowList('127.0.0.1') } });
     const context = { jobId: 'job_test', kind: 'deliver_webhook' as const, attempt: 9, maxAttempts: 9, signal: new AbortController().signal };
     await assert.rejects(webhooks.deliver({ taskId, event: 'task.failed' }, context), (error: any) => error.code === 'webhook_failed');
     const task = (await api.get(`/v1/tasks/${taskId}`)).body.data;

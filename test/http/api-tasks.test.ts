@@ -9,7 +9,8 @@ import { Api } from '../support/api-client.ts';
 import { tinyApk, tinyIpa } from '../support/app-packages.ts';
 import { testPki } from '../support/pki.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
-import { failingSigner, slowCopySigner } from '../support/slow-signer.ts';
+import { failingSigner, slowCopySigner, writingSigner } from '../support/slow-signer.ts';
+import { tempFiles } from '../support/temp-files.ts';
 
 let server: TestServer;
 let api: Api;
@@ -185,9 +186,10 @@ describe('task lifecycle', () => {
     assertError(await api.post(`/v1/tasks/${taskId}/cancel`), 409, 'task_not_cancelable');
   });
 
-  it('cancels a task, pending or running; its artifact is never ready', async () => {
-    // A signer that would take a minute, so both cancels certainly land before it finishes.
-    const slow = await startTestServer({ name: 'cancel', overrides: { signers: [slowCopySigner('android', 60_000)] } });
+  it('cancels a task, pending or running; its artifact is never ready and its files are gone', async () => {
+    // A signer that writes half an output and a scratch file, then would take a minute: both
+    // cancels certainly land before it finishes, and the running one leaves files to clean.
+    const slow = await startTestServer({ name: 'cancel', env: { SIGNET_WORKER_CONCURRENCY: '1' }, overrides: { signers: [writingSigner('android', 60_000)] } });
     try {
       const client = new Api(slow.url, slow.key);
       const pki = testPki();
@@ -195,13 +197,28 @@ describe('task lifecycle', () => {
       const create = async () => (await client.post('/v1/tasks/create', { file_key: (await client.upload('c.apk', tinyApk())).body.data.file_key, cert_type: 'enterprise' })).body.data.task_id;
       const running = await create();
       await waitFor(running, ['processing'], client);
+      // Cancel once the signer has written its files (so there is something to clean up).
+      for (let i = 0; !tempFiles(slow.dataDir).some((file) => file.path.endsWith('.scratch')); i += 1) {
+        if (i > 1200) assert.fail('the signer never wrote its scratch file');
+        await sleep(50);
+      }
       const canceled = await client.post(`/v1/tasks/${running}/cancel`);
       assert.equal(canceled.status, 200);
       assert.equal(canceled.body.data.status, 'canceled');
       assert.equal((await client.post(`/v1/tasks/${running}/cancel`)).body.data.status, 'canceled', 'canceling twice is a no-op');
       const pending = await create();
       assert.equal((await client.post(`/v1/tasks/${pending}/cancel`)).body.data.status, 'canceled');
-      await sleep(500);
+      // The positive event: the queue is done with both jobs (the running one aborted, the pending
+      // one ran and found its task canceled). Only then is "still canceled" a verdict.
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const jobs = await slow.service.db.kysely.selectFrom('jobs').select('payload_json').where('kind', '=', 'sign_task').execute();
+        if (!jobs.some((job) => job.payload_json.includes(running) || job.payload_json.includes(pending))) break;
+        if (Date.now() > deadline) assert.fail(`sign_task jobs still queued or running: ${JSON.stringify(jobs)}`);
+        await sleep(50);
+      }
+      const left = tempFiles(slow.dataDir).filter((file) => !file.path.endsWith('owner.json'));
+      assert.deepEqual(left, [], 'the canceled run\'s partial output and scratch files are removed');
       for (const taskId of [running, pending]) {
         const task = await waitFor(taskId, ['canceled', 'succeeded', 'failed'], client);
         assert.equal(task.status, 'canceled');

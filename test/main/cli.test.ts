@@ -29,7 +29,7 @@ describe('signet command line', () => {
   it('lists every command group without importing any of them', () => {
     const help = signet('--help');
     assert.equal(help.status, 0, help.stderr);
-    for (const name of ['codesign', 'inspect', 'keys', 'serve', 'sign', 'verify']) assert.match(help.stdout, new RegExp(`^  ${name} `, 'm'));
+    for (const name of ['codesign', 'inspect', 'keys', 'serve', 'sign', 'verify', 'worker']) assert.match(help.stdout, new RegExp(`^  ${name} `, 'm'));
     assert.deepEqual(help.loaded, []);
   });
 

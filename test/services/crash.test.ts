@@ -5,7 +5,10 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, it } from 'node:test';
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import BetterSqlite3 from 'better-sqlite3';
+import { SQLITE_FILE } from '../../src/db/database.ts';
 import { Api } from '../support/api-client.ts';
 import { tinyApk } from '../support/app-packages.ts';
 import { testPki } from '../support/pki.ts';
@@ -84,8 +87,18 @@ it('loses nothing when the server is killed with 20 tasks in flight', { timeout:
     assert.deepEqual([...received], [`task.${task.status}`], `${task.task_id} is ${task.status} but its webhooks said ${[...received]}`);
     if (task.status === 'succeeded') assert.ok(task.artifact && task.artifact.size > 0);
   }
-  // Settled means settled: a later look shows the same terminal state and finish time.
-  await sleep(1500);
+  // Settled means settled: once the queue holds no job of these tasks (no re-run of a killed
+  // attempt, no webhook retry is left to run), a later look shows the same state and finish time.
+  const queue = new BetterSqlite3(path.join(dataDir, SQLITE_FILE), { readonly: true });
+  try {
+    const left = queue.prepare("select count(*) as n from jobs where kind in ('sign_task', 'deliver_webhook')");
+    for (const until = Date.now() + 60_000; (left.get() as { n: number }).n > 0; ) {
+      if (Date.now() > until) assert.fail(`jobs still queued: ${JSON.stringify(queue.prepare('select kind, state, payload_json from jobs').all())}`);
+      await sleep(100);
+    }
+  } finally {
+    queue.close();
+  }
   for (const task of tasks) {
     const again = (await restarted.get(`/v1/tasks/${task.task_id}`)).body.data;
     assert.equal(again.status, task.status);

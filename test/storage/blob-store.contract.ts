@@ -141,6 +141,26 @@ export function describeBlobStoreContract(backend: BlobStoreBackend): void {
       assert.deepEqual(seen, data);
     });
 
+    test('openSource reads any range of the blob where it is stored, and not_found when missing', async () => {
+      // Bigger than the S3 read-ahead block, with reads crossing block edges, at the ends, and
+      // sequential runs (the read-ahead path).
+      const { data, stream } = body(3 * 1024 * 1024 + 123, { chunk: 256 * 1024 });
+      await store.put('uploads/tmp_source', stream);
+      const source = await store.openSource('uploads/tmp_source');
+      try {
+        assert.equal(source.size, data.length);
+        const reads: Array<[number, number]> = [[data.length - 22, 22], [0, 1], [262_100, 1_000], [1_000_000, 1_500_000], [data.length - 1, 1], [5, 0]];
+        for (let offset = 2_000_000; offset < 2_400_000; offset += 50_000) reads.push([offset, 50_000]);
+        for (const [offset, length] of reads) assert.deepEqual(await source.read(offset, length), data.subarray(offset, offset + length), `${length} bytes at ${offset}`);
+        const together = await Promise.all(reads.map(([offset, length]) => source.read(offset, length)));
+        together.forEach((bytes, i) => assert.deepEqual(bytes, data.subarray(reads[i]![0], reads[i]![0] + reads[i]![1])));
+        await assert.rejects(source.read(data.length - 10, 11), RangeError);
+      } finally {
+        await source.close();
+      }
+      await assert.rejects(store.openSource('uploads/tmp_missing'), isCode('not_found'));
+    });
+
     test('unsafe keys are refused before any I/O', async () => {
       for (const key of ['../escape', '/absolute', 'a//b', 'uploads/../../x', '.tmp/x', '', 'a/./b', 'sp ace', 'nul\0']) {
         await assert.rejects(store.put(key, Readable.from([Buffer.from('x')])), isCode('invalid_request'), key);

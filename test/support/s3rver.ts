@@ -45,3 +45,45 @@ export async function startS3rver(bucket = 'signet-test'): Promise<TestS3> {
     },
   };
 }
+
+export interface S3Request {
+  method: string;
+  /** Path and query, e.g. /signet-test/uploads/tmp_…?x-id=GetObject. */
+  path: string;
+  /** The Range header, if any. */
+  range: string | null;
+  status: number;
+  /** Response body bytes. */
+  bytes: number;
+}
+
+/**
+ * An HTTP proxy in front of s3rver that records every request, so a test can count what a store
+ * asked for (a range GET or a whole-object download). Headers pass unchanged (SigV4 signs Host).
+ */
+export async function countingS3Proxy(endpoint: string): Promise<{ url: string; requests: S3Request[]; close(): Promise<void> }> {
+  const http = await import('node:http');
+  const target = new URL(endpoint);
+  const requests: S3Request[] = [];
+  const server = http.createServer((request, response) => {
+    const upstream = http.request({ host: target.hostname, port: target.port, method: request.method, path: request.url, headers: request.headers }, (answer) => {
+      const record: S3Request = { method: request.method ?? '', path: request.url ?? '', range: (request.headers.range as string | undefined) ?? null, status: answer.statusCode ?? 0, bytes: 0 };
+      requests.push(record);
+      answer.on('data', (chunk: Buffer) => (record.bytes += chunk.length));
+      response.writeHead(answer.statusCode ?? 502, answer.headers);
+      answer.pipe(response);
+    });
+    upstream.on('error', (error) => response.destroy(error));
+    request.pipe(upstream);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    requests,
+    close: () => new Promise<void>((resolve) => {
+      server.closeAllConnections();
+      server.close(() => resolve());
+    }),
+  };
+}

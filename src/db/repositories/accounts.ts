@@ -4,11 +4,43 @@ import { timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { AppError } from '../../errors.ts';
 import { API_KEY_PATTERN, newApiKey, newId, newWebhookSecret, sha256Hex } from '../ids.ts';
-import type { AccountRepository, ApiKeyRepository } from '../repositories.ts';
 import type { AccountRow, ApiKeyRow, Database } from '../schema.ts';
-import { SCOPES } from '../user-tables.ts';
+import { SCOPES, type Scope } from '../user-tables.ts';
 import type { SecretBox } from '../secret-box.ts';
 import { nowIso } from './pagination.ts';
+
+export interface AccountRepository {
+  /** Creates the account with a fresh webhook secret. AppError `invalid_request` if the name is taken. */
+  create(name: string): Promise<AccountRow>;
+  /** The account with this name, created first if missing (for `signet keys create --account`). */
+  ensure(name: string): Promise<AccountRow>;
+  findById(id: string): Promise<AccountRow | null>;
+  findByName(name: string): Promise<AccountRow | null>;
+  list(): Promise<AccountRow[]>;
+  /** The plaintext webhook secret (`whsec_…`) used to sign this account's webhook bodies. */
+  webhookSecret(accountId: string): Promise<string>;
+  /** Replaces the webhook secret and returns the new plaintext. */
+  rotateWebhookSecret(accountId: string): Promise<string>;
+  /** Bytes the account keeps in storage: its uploads (until swept) and its tasks' signed artifacts. */
+  storedBytes(accountId: string): Promise<number>;
+}
+
+export interface ApiKeyRepository {
+  /** Generates `sk_` + base62(32 random bytes); `key` is returned this once and only its SHA-256 is stored. */
+  create(input: { accountId: string; label?: string | null; scopes?: readonly Scope[]; expiresAt?: Date | null; createdBy?: string | null }): Promise<{ key: string; apiKey: ApiKeyRow }>;
+  /**
+   * Resolves a presented key to its account, or null (unknown, malformed, revoked or expired). The lookup
+   * is by SHA-256, then the stored and computed hashes are compared in constant time.
+   * Updates last_used_at at most once a minute per key.
+   */
+  authenticate(key: string): Promise<{ apiKey: ApiKeyRow; account: AccountRow } | null>;
+  list(accountId: string): Promise<ApiKeyRow[]>;
+  /**
+   * Revokes the key; returns false when it does not exist in that account (or is already
+   * revoked). `accountId` null: whatever its account (the operator's `signet keys revoke`).
+   */
+  revoke(accountId: string | null, id: string): Promise<boolean>;
+}
 
 const webhookSecretContext = (accountId: string): string => `accounts.webhook_secret:${accountId}`;
 

@@ -4,10 +4,41 @@ import type { Kysely } from 'kysely';
 import { AppError } from '../../errors.ts';
 import type { Credential } from '../credential.ts';
 import { newId } from '../ids.ts';
-import type { CertificateRepository } from '../repositories.ts';
-import type { CertificateRow, Database } from '../schema.ts';
+import type { CertificateKind, CertificateRow, Database } from '../schema.ts';
 import type { SecretBox } from '../secret-box.ts';
-import { before, decodeCursor, nowIso, pageLimit, toPage } from './pagination.ts';
+import { before, decodeCursor, nowIso, pageLimit, toPage, type Page, type PageRequest } from './pagination.ts';
+
+export interface NewCertificateInput {
+  accountId: string;
+  kind: CertificateKind;
+  name: string | null;
+  /** Plaintext secrets; sealed with the SecretBox before they touch the database. */
+  material: Buffer;
+  certificate?: Buffer | null;
+  password?: string | null;
+  keyPassword?: string | null;
+  keyAlias?: string | null;
+  metadata: {
+    subject: string | null;
+    teamId: string | null;
+    fingerprint: string;
+    notBefore: Date | null;
+    notAfter: Date | null;
+  };
+}
+
+export interface CertificateRepository {
+  create(input: NewCertificateInput): Promise<CertificateRow>;
+  find(accountId: string, id: string): Promise<CertificateRow | null>;
+  list(accountId: string, page?: PageRequest & { kind?: CertificateKind }): Promise<Page<CertificateRow>>;
+  /** Deletes; AppError `certificate_in_use` while pending/processing tasks use it. False if missing. */
+  delete(accountId: string, id: string): Promise<boolean>;
+  /**
+   * Decrypts the signing material into the Signer's Credential shape; an iOS certificate's
+   * profiles are opened by the certificateProfiles repository and passed in.
+   */
+  credential(row: CertificateRow, profiles?: ReadonlyArray<{ id: string; bytes: Buffer }>): Credential;
+}
 
 type SealedColumn = 'material_sealed' | 'certificate_sealed' | 'password_sealed' | 'key_password_sealed';
 

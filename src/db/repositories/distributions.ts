@@ -1,9 +1,55 @@
 import { type Kysely, sql } from 'kysely';
 import type { AppLinkRow, DistributionRow } from '../distribution-tables.ts';
 import { newId } from '../ids.ts';
-import type { DistributionRepository } from '../repositories.ts';
-import type { Database } from '../schema.ts';
-import { before, decodeCursor, nowIso, pageLimit, toPage } from './pagination.ts';
+import type { Database, Platform } from '../schema.ts';
+import { before, decodeCursor, nowIso, pageLimit, toPage, type Page, type PageRequest } from './pagination.ts';
+
+export interface DistributionRepository {
+  /** Inserts the task's distribution (idempotent per task: an existing one is returned). */
+  create(input: {
+    accountId: string;
+    taskId: string;
+    appId: string | null;
+    platform: Platform;
+    slug: string;
+    iconBlobKey: string | null;
+    /** What the package requires (migration 0009); see DistributionsTable. */
+    minimumOs?: string | null;
+    deviceFamilies?: readonly string[] | null;
+    nativeAbis?: readonly string[] | null;
+  }): Promise<DistributionRow>;
+  find(accountId: string, id: string): Promise<DistributionRow | null>;
+  findByTask(accountId: string, taskId: string): Promise<DistributionRow | null>;
+  /** Public lookup by the slug of /d/{slug}; no account scope (the slug is the credential). */
+  findBySlug(slug: string): Promise<DistributionRow | null>;
+  /** Applies the given fields (null clears password/expiry/quota); null when not found. */
+  update(accountId: string, id: string, patch: { passwordHash?: string | null; expiresAt?: Date | null; maxDownloads?: number | null; enabled?: boolean }): Promise<DistributionRow | null>;
+  /** Counts one download if the quota allows; returns the new total, or null when the quota is exhausted. */
+  countDownload(id: string, now?: Date): Promise<number | null>;
+  /** Downloads per UTC day, newest first (the last 366 days at most). */
+  dailyDownloads(id: string): Promise<Array<{ day: string; downloads: number }>>;
+  /** The newest enabled distribution of an app (its permanent link serves it). */
+  latestForApp(appId: string): Promise<DistributionRow | null>;
+  /** Every distribution of the account (enabled or not), newest first: the console's links page. */
+  list(accountId: string, page?: PageRequest): Promise<Page<DistributionRow>>;
+  /** Every distribution of an app (enabled or not), newest first: the console's versions, the permanent link and the version history. */
+  listAllForApp(accountId: string, appId: string, page?: PageRequest): Promise<Page<DistributionRow>>;
+  /** Downloads of all of an app's links: the total, and per UTC day (newest first, at most 366 days). */
+  appDownloads(appId: string): Promise<{ total: number; byDay: Array<{ day: string; downloads: number }> }>;
+  /** Usable links per certificate of the account (enabled, unexpired, quota left), by certificate id. */
+  liveLinksByCertificate(accountId: string, now?: Date): Promise<Map<string, number>>;
+  /** The app's permanent link, created with `slug` if it has none yet. */
+  ensureAppLink(accountId: string, appId: string, slug: string): Promise<AppLinkRow>;
+  findAppLink(appId: string): Promise<AppLinkRow | null>;
+  findAppLinkBySlug(slug: string): Promise<AppLinkRow | null>;
+  /**
+   * Records that `clientKey` started a counted download of the link at `now` (replacing an older
+   * start), and forgets starts older than `forgetBefore`.
+   */
+  recordDownloadStart(id: string, clientKey: string, now: Date, forgetBefore: Date): Promise<void>;
+  /** True when `clientKey` started a counted download of the link at or after `since`. */
+  downloadStartedSince(id: string, clientKey: string, since: Date): Promise<boolean>;
+}
 
 export function distributionRepository(db: Kysely<Database>): DistributionRepository {
   const byId = (id: string) => db.selectFrom('distributions').selectAll().where('id', '=', id);

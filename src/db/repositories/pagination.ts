@@ -3,7 +3,18 @@
 // (timestamp desc, id desc) order. Unlike OFFSET, rows inserted meanwhile never shift a page.
 import { type RawBuilder, type SqlBool, sql } from 'kysely';
 import { AppError } from '../../errors.ts';
-import type { Page, PageRequest } from '../repositories.ts';
+
+/** One page of a newest-first listing; pass `nextCursor` back as `cursor` for the next page. */
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+/** `cursor` is opaque; a malformed one is AppError `invalid_request`. `limit` is clamped to 1..100 (default 20). */
+export interface PageRequest {
+  limit?: number;
+  cursor?: string | null;
+}
 
 const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 100;

@@ -4,9 +4,67 @@
 // win: the database decides, and the loser sees null.
 import type { Kysely } from 'kysely';
 import { newId } from '../ids.ts';
-import type { TaskRepository } from '../repositories.ts';
-import type { Database, TaskRow, TaskStatus, TasksTable } from '../schema.ts';
-import { before, decodeCursor, nowIso, pageLimit, toPage } from './pagination.ts';
+import type { CertType, Database, Platform, TaskBundle, TaskRow, TasksTable, TaskStatus, TaskWarning } from '../schema.ts';
+import { before, decodeCursor, nowIso, pageLimit, toPage, type Page, type PageRequest } from './pagination.ts';
+
+export interface NewTaskInput {
+  accountId: string;
+  platform: Platform;
+  uploadId: string;
+  inputBlobKey: string;
+  inputFilename: string;
+  certificateId: string | null;
+  certType: CertType;
+  options: Record<string, unknown>;
+  callbackUrl: string | null;
+  appId: string | null;
+  /** The package identity read at upload; the signer's report replaces it when the task succeeds. */
+  app?: { bundleId: string | null; name: string | null; version: string | null; build: string | null };
+  maxAttempts?: number; // default 3
+}
+
+/** How a task run ended; `finish` applies it only if the task is not terminal yet. */
+export type TaskOutcome =
+  | {
+      status: 'succeeded';
+      artifact: { blobKey: string; size: number; sha256: string };
+      app: { bundleId: string | null; name: string | null; version: string | null; build: string | null };
+      verification: string[];
+      /** Which profile signed which bundle (iOS). */
+      bundles?: TaskBundle[];
+      /** What signing left out and why. */
+      warnings?: TaskWarning[];
+    }
+  | { status: 'failed'; error: { code: string; message: string } }
+  | { status: 'canceled' };
+
+export interface TaskRepository {
+  /** Inserts a `pending` task (id `tsk_…`). Enqueue its sign_task job in the same transaction. */
+  create(input: NewTaskInput): Promise<TaskRow>;
+  /** accountId null = any account (worker side). */
+  find(accountId: string | null, id: string): Promise<TaskRow | null>;
+  /** Newest first, optionally one status and/or one app. */
+  list(accountId: string, page?: PageRequest & { status?: TaskStatus; appId?: string }): Promise<Page<TaskRow>>;
+  /**
+   * A run begins: pending|processing → processing, attempts := attempt, started_at := now.
+   * Null when the task is already terminal (e.g. canceled while queued): skip the work.
+   */
+  start(id: string, attempt: number): Promise<TaskRow | null>;
+  /** Graceful release: processing → pending, so the next run starts cleanly. */
+  handBack(id: string): Promise<void>;
+  /**
+   * The single way into a terminal state: an optimistic UPDATE … WHERE status IN
+   * ('pending','processing'). Exactly one caller wins; the others get null (and must discard
+   * their result, e.g. delete an artifact blob they wrote).
+   */
+  finish(id: string, outcome: TaskOutcome): Promise<TaskRow | null>;
+  /** Tasks using this certificate that are still pending or processing. */
+  countActiveByCertificate(certificateId: string): Promise<number>;
+  /** The account's pending or processing tasks, counted up to `upTo` (a quota check needs no more). */
+  countActiveByAccount(accountId: string, upTo: number): Promise<number>;
+  /** Tasks of every account per status (metrics). */
+  countByStatus(): Promise<Record<TaskStatus, number>>;
+}
 
 const ACTIVE = ['pending', 'processing'] as const;
 export const DEFAULT_MAX_ATTEMPTS = 3;

@@ -1,9 +1,50 @@
 // Uploads (file_keys) and the apps they are grouped into by platform and bundle id.
 import type { Kysely } from 'kysely';
 import { newId } from '../ids.ts';
-import type { AppRepository, UploadRepository } from '../repositories.ts';
-import type { Database } from '../schema.ts';
-import { before, decodeCursor, nowIso, pageLimit, toPage } from './pagination.ts';
+import type { AppRow, Database, Platform, UploadRow } from '../schema.ts';
+import { before, decodeCursor, nowIso, pageLimit, toPage, type Page, type PageRequest } from './pagination.ts';
+
+export interface UploadRepository {
+  /** Inserts an upload whose blob is already stored; `id` is the file_key (ids.newFileKey()). */
+  create(input: {
+    id: string;
+    accountId: string;
+    filename: string;
+    platform: Platform;
+    size: number;
+    sha256: string;
+    blobKey: string;
+    expiresAt: Date;
+  }): Promise<UploadRow>;
+  find(accountId: string, fileKey: string): Promise<UploadRow | null>;
+  /** Records the package identity found by inspecting the upload and links it to its app. */
+  setApp(
+    fileKey: string,
+    app: { appId: string; bundleId: string; name: string | null; version: string | null; build: string | null },
+  ): Promise<void>;
+  /** Uploads of an app, newest first. */
+  listByApp(accountId: string, appId: string, page?: PageRequest): Promise<Page<UploadRow>>;
+  /**
+   * Expired uploads the sweeper may delete: expires_at <= now and no pending/processing task
+   * still needs the blob (those wait until their task is terminal).
+   */
+  listExpired(now: Date, limit: number): Promise<UploadRow[]>;
+  /** Deletes the row (the caller deletes the blob first). Returns false if it was already gone. */
+  delete(fileKey: string): Promise<boolean>;
+}
+
+export interface AppRepository {
+  /** Finds or creates the app for (account, platform, bundle id); refreshes `name` when given. */
+  upsert(input: { accountId: string; platform: Platform; bundleId: string; name: string | null }): Promise<AppRow>;
+  find(accountId: string, id: string): Promise<AppRow | null>;
+  /**
+   * Apps, most recently active first (upsert and touch refresh updated_at). The sort key moves,
+   * so an app touched while a client pages may appear twice or be skipped once; the listing is
+   * meant for humans, where recency matters more than a perfect snapshot.
+   */
+  list(accountId: string, page?: PageRequest & { platform?: Platform }): Promise<Page<AppRow>>;
+  touch(id: string, now?: Date): Promise<void>;
+}
 
 export function uploadRepository(db: Kysely<Database>): UploadRepository {
   return {

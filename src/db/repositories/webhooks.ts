@@ -1,9 +1,38 @@
 // Webhook delivery attempts (one row per try, shown on the task) and Idempotency-Key records.
 import type { Kysely } from 'kysely';
 import { newId } from '../ids.ts';
-import type { IdempotencyRepository, WebhookDeliveryRepository } from '../repositories.ts';
-import type { Database, WebhookDeliveryRow } from '../schema.ts';
+import type { Database, IdempotencyKeyRow, WebhookDeliveryRow } from '../schema.ts';
 import { nowIso } from './pagination.ts';
+
+export interface WebhookDeliveryRepository {
+  record(input: {
+    taskId: string;
+    accountId: string;
+    event: string;
+    url: string;
+    attempt: number;
+    outcome: 'delivered' | 'failed' | 'refused';
+    statusCode: number | null;
+    error: string | null;
+    durationMs: number;
+  }): Promise<WebhookDeliveryRow>;
+  /** Every attempt for the task, oldest first. */
+  listForTask(taskId: string): Promise<WebhookDeliveryRow[]>;
+  /** The deliveries of several tasks in one query (listings), by task id; tasks without any are absent. */
+  listForTasks(taskIds: readonly string[]): Promise<Map<string, WebhookDeliveryRow[]>>;
+}
+
+export interface IdempotencyRepository {
+  find(accountId: string, key: string): Promise<IdempotencyKeyRow | null>;
+  /**
+   * Records key → task unless the key already exists, and returns the row that holds the key
+   * (the caller's own, or the earlier winner's: then roll back and answer with the winner's
+   * task, or `idempotency_conflict` if its request_hash differs).
+   */
+  remember(input: { accountId: string; key: string; requestHash: string; taskId: string }): Promise<IdempotencyKeyRow>;
+  /** Forgets keys older than `before`; returns how many. */
+  purge(before: Date): Promise<number>;
+}
 
 export function webhookDeliveryRepository(db: Kysely<Database>): WebhookDeliveryRepository {
   return {

@@ -1,12 +1,13 @@
 // The "About this build" list of an install page: what a tester decides with — requirements,
 // devices or native ABIs, size, date, downloads and the link's expiry — in the page's language.
+import type { Platform } from '../../signing/platform.ts';
 import { androidVersionOfLevel } from '../compatibility.ts';
 import { html, type Html } from '../html.ts';
 import { formatDate, formatDateTime, formatNumber, formatRelative, formatSize, messages, type Language, type Messages } from '../i18n/index.ts';
 import type { ReleaseRequirements } from '../service.ts';
 
 export interface AppFactsModel {
-  platform: 'ios' | 'android';
+  platform: Platform;
   bundleId: string | null;
   sizeBytes: number;
   releasedAt: Date;
@@ -38,7 +39,7 @@ export function renderAppFacts(language: Language, model: AppFactsModel, now: Da
 }
 
 /** "iOS 15.0 or later", "Android 7.0 or later (API 24)"; null when the package did not say. */
-export function requirementText(t: Messages, platform: 'ios' | 'android', minimumOs: string | null): string | null {
+export function requirementText(t: Messages, platform: Platform, minimumOs: string | null): string | null {
   if (minimumOs === null) return null;
   if (platform === 'ios') return t.requiresIos(minimumOs);
   const level = Number(minimumOs);

@@ -3,6 +3,7 @@
 // overlay is pure markup, the QR code is inline SVG, a super-signature page in progress refreshes
 // itself with <meta http-equiv="refresh">. The page script (page-script.ts) only promotes the
 // install button on iPads that present themselves as a Mac.
+import type { Platform } from '../../signing/platform.ts';
 import { compatibility } from '../compatibility.ts';
 import { html, raw, type Html } from '../html.ts';
 import { messages, type Language, type Messages } from '../i18n/index.ts';
@@ -30,7 +31,7 @@ export interface InstallPageModel {
     version: string | null;
     build: string | null;
     bundleId: string | null;
-    platform: 'ios' | 'android';
+    platform: Platform;
     sizeBytes: number;
     releasedAt: Date;
     iconUrl: string | null;

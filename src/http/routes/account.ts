@@ -13,6 +13,7 @@ import { principalOf } from '../plugins/auth.ts';
 import { envelope, responses } from '../schemas/common.ts';
 import { Account, ApiKey, CreateApiKeyBody, CreatedApiKey, CreatedInvitation, Invitation, Member, Role, WebhookSecret, WebhookTest } from '../schemas/console.ts';
 import { IdParam } from '../schemas/resources.ts';
+import { invitationView, memberView } from '../views.ts';
 
 export interface AccountRouteDeps {
   db: Db;
@@ -65,7 +66,7 @@ export function accountRoutes(app: FastifyInstance, deps: AccountRouteDeps): voi
     },
     async (request) => {
       const result = await deps.accountDeletion.delete(principalOf(request), (request.body as { confirm: string }).confirm);
-      return { code: 200, data: { deleted: true as const, ...result } };
+      return { code: 200, data: { deleted: true as const, blobs_deleted: result.blobsDeleted } };
     },
   );
 
@@ -110,7 +111,7 @@ export function accountRoutes(app: FastifyInstance, deps: AccountRouteDeps): voi
   // Members
   app.get('/v1/members', { config: READ, schema: { tags: ['Members'], summary: 'List the members of the account', response: responses(Items(Member), []) } }, async (request) => ({
     code: 200,
-    data: { items: await deps.users.members(principalOf(request)) },
+    data: { items: (await deps.users.members(principalOf(request))).map(memberView) },
   }));
 
   const UserId = IdParam('user_id', '`usr_…`');
@@ -129,7 +130,7 @@ export function accountRoutes(app: FastifyInstance, deps: AccountRouteDeps): voi
     },
     async (request) => {
       const { user_id } = request.params as { user_id: string };
-      return { code: 200, data: await deps.users.setRole(principalOf(request), user_id, (request.body as { role: string }).role) };
+      return { code: 200, data: memberView(await deps.users.setRole(principalOf(request), user_id, (request.body as { role: string }).role)) };
     },
   );
 
@@ -177,7 +178,7 @@ export function accountRoutes(app: FastifyInstance, deps: AccountRouteDeps): voi
   // Invitations
   app.get('/v1/invitations', { config: ADMIN, schema: { tags: ['Members'], summary: 'List open invitations', response: responses(Items(Invitation), ['insufficient_scope']) } }, async (request) => ({
     code: 200,
-    data: { items: await deps.invitations.list(principalOf(request)) },
+    data: { items: (await deps.invitations.list(principalOf(request))).map(invitationView) },
   }));
 
   app.post(
@@ -192,7 +193,10 @@ export function accountRoutes(app: FastifyInstance, deps: AccountRouteDeps): voi
         response: responses(envelope(CreatedInvitation), ['email_taken', 'owner_required', 'insufficient_scope', 'csrf_token_invalid']),
       },
     },
-    async (request) => ({ code: 200, data: await deps.invitations.create(principalOf(request), request.body as { email: string; role: string }) }),
+    async (request) => {
+      const { invitation, url } = await deps.invitations.create(principalOf(request), request.body as { email: string; role: string });
+      return { code: 200, data: { ...invitationView(invitation), url } };
+    },
   );
 
   app.delete(
@@ -236,6 +240,9 @@ export function accountRoutes(app: FastifyInstance, deps: AccountRouteDeps): voi
         response: responses(envelope(WebhookTest), ['insufficient_scope', 'csrf_token_invalid']),
       },
     },
-    async (request) => ({ code: 200, data: await deps.webhooks.sendTest(principalOf(request).accountId, (request.body as { url: string }).url) }),
+    async (request) => {
+      const sent = await deps.webhooks.sendTest(principalOf(request).accountId, (request.body as { url: string }).url);
+      return { code: 200, data: { delivered: sent.delivered, status_code: sent.statusCode, error: sent.error, duration_ms: sent.durationMs } };
+    },
   );
 }

@@ -5,8 +5,10 @@ import type { AppService } from '../../services/apps.ts';
 import { principalOf } from '../plugins/auth.ts';
 import { envelope, responses } from '../schemas/common.ts';
 import { AppDetail, AppSummary, IdParam } from '../schemas/resources.ts';
+import { appDetailView, appSummaryView } from '../views.ts';
 
-export function appRoutes(app: FastifyInstance, apps: AppService): void {
+/** `baseUrl`: the public base artifact links are built on. */
+export function appRoutes(app: FastifyInstance, apps: AppService, baseUrl: () => string): void {
   app.get(
     '/v1/apps',
     {
@@ -16,7 +18,7 @@ export function appRoutes(app: FastifyInstance, apps: AppService): void {
         response: responses(envelope(Type.Object({ items: Type.Array(AppSummary) }, { additionalProperties: false })), []),
       },
     },
-    async (request) => ({ code: 200, data: { items: await apps.list(principalOf(request)) } }),
+    async (request) => ({ code: 200, data: { items: (await apps.list(principalOf(request))).map(appSummaryView) } }),
   );
 
   app.get(
@@ -31,7 +33,7 @@ export function appRoutes(app: FastifyInstance, apps: AppService): void {
     },
     async (request) => {
       const { app_id } = request.params as { app_id: string };
-      return { code: 200, data: await apps.get(principalOf(request), app_id) };
+      return { code: 200, data: appDetailView(await apps.get(principalOf(request), app_id), baseUrl()) };
     },
   );
 }

@@ -10,6 +10,7 @@ import { readMultipartForm } from '../multipart-form.ts';
 import { principalOf } from '../plugins/auth.ts';
 import { envelope, responses } from '../schemas/common.ts';
 import { CertificateProfile } from '../schemas/resources.ts';
+import { certificateProfileView } from '../views.ts';
 
 const Params = Type.Object({
   certificate_id: Type.String({ minLength: 1, maxLength: 100, description: '`crt_…`' }),
@@ -43,7 +44,7 @@ export function certificateProfileRoutes(app: FastifyInstance, certificates: Cer
     async (request) => {
       const { certificate_id } = request.params as { certificate_id: string };
       const { profile } = await certificates.addProfile(principalOf(request), certificate_id, await readProfile(request));
-      return { code: 200, data: profile };
+      return { code: 200, data: certificateProfileView(profile) };
     },
   );
 
@@ -59,7 +60,7 @@ export function certificateProfileRoutes(app: FastifyInstance, certificates: Cer
     },
     async (request) => {
       const { certificate_id } = request.params as { certificate_id: string };
-      return { code: 200, data: { items: await certificates.listProfiles(principalOf(request), certificate_id) } };
+      return { code: 200, data: { items: (await certificates.listProfiles(principalOf(request), certificate_id)).map(certificateProfileView) } };
     },
   );
 
@@ -75,7 +76,7 @@ export function certificateProfileRoutes(app: FastifyInstance, certificates: Cer
     },
     async (request) => {
       const { certificate_id, profile_id } = request.params as { certificate_id: string; profile_id: string };
-      return { code: 200, data: await certificates.getProfile(principalOf(request), certificate_id, profile_id) };
+      return { code: 200, data: certificateProfileView(await certificates.getProfile(principalOf(request), certificate_id, profile_id)) };
     },
   );
 

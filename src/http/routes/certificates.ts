@@ -9,6 +9,7 @@ import { principalOf } from '../plugins/auth.ts';
 import { envelope, responses } from '../schemas/common.ts';
 import { Certificate, IdParam } from '../schemas/resources.ts';
 import { certificateProfileRoutes } from './certificate-profiles.ts';
+import { certificateView } from '../views.ts';
 
 const MAX_FILE_BYTES = 1024 * 1024;
 const FILE_FIELDS = ['file', 'profile', 'certificate'] as const;
@@ -70,7 +71,7 @@ export function certificateRoutes(app: FastifyInstance, certificates: Certificat
     },
     async (request) => {
       const input = toInput(await readForm(request));
-      return { code: 200, data: await certificates.create(principalOf(request), input) };
+      return { code: 200, data: certificateView(await certificates.create(principalOf(request), input)) };
     },
   );
 
@@ -83,7 +84,7 @@ export function certificateRoutes(app: FastifyInstance, certificates: Certificat
         response: responses(envelope(Type.Object({ items: Type.Array(Certificate) }, { additionalProperties: false })), []),
       },
     },
-    async (request) => ({ code: 200, data: { items: await certificates.list(principalOf(request)) } }),
+    async (request) => ({ code: 200, data: { items: (await certificates.list(principalOf(request))).map(certificateView) } }),
   );
 
   app.get(
@@ -91,7 +92,7 @@ export function certificateRoutes(app: FastifyInstance, certificates: Certificat
     { schema: { tags: ['Certificates'], summary: 'Get a certificate', params: CertificateId, response: responses(envelope(Certificate), ['certificate_not_found']) } },
     async (request) => {
       const { certificate_id } = request.params as { certificate_id: string };
-      return { code: 200, data: await certificates.get(principalOf(request), certificate_id) };
+      return { code: 200, data: certificateView(await certificates.get(principalOf(request), certificate_id)) };
     },
   );
 

@@ -8,6 +8,7 @@ import { type MultipartForm, readMultipartForm } from '../multipart-form.ts';
 import { principalOf } from '../plugins/auth.ts';
 import { envelope, NullableString, responses, Timestamp } from '../schemas/common.ts';
 import { IdParam } from '../schemas/resources.ts';
+import { developerAccountView } from '../views.ts';
 
 const MAX_FILE_BYTES = 64 * 1024;
 const FILE_FIELDS = ['p8', 'p12'] as const;
@@ -85,7 +86,7 @@ export function developerAccountRoutes(app: FastifyInstance, accounts: Developer
         ]),
       },
     },
-    async (request) => ({ code: 200, data: await accounts.create(principalOf(request), toInput(await readForm(request))) }),
+    async (request) => ({ code: 200, data: developerAccountView(await accounts.create(principalOf(request), toInput(await readForm(request)))) }),
   );
 
   app.get(
@@ -97,7 +98,7 @@ export function developerAccountRoutes(app: FastifyInstance, accounts: Developer
         response: responses(envelope(Type.Object({ items: Type.Array(DeveloperAccount) }, { additionalProperties: false })), []),
       },
     },
-    async (request) => ({ code: 200, data: { items: await accounts.list(principalOf(request)) } }),
+    async (request) => ({ code: 200, data: { items: (await accounts.list(principalOf(request))).map(developerAccountView) } }),
   );
 
   app.get(
@@ -105,7 +106,7 @@ export function developerAccountRoutes(app: FastifyInstance, accounts: Developer
     { schema: { tags: ['Developer accounts'], summary: 'Get a developer account', params: AccountId, response: responses(envelope(DeveloperAccount), ['developer_account_not_found']) } },
     async (request) => {
       const { developer_account_id } = request.params as { developer_account_id: string };
-      return { code: 200, data: await accounts.get(principalOf(request), developer_account_id) };
+      return { code: 200, data: developerAccountView(await accounts.get(principalOf(request), developer_account_id)) };
     },
   );
 
@@ -123,7 +124,7 @@ export function developerAccountRoutes(app: FastifyInstance, accounts: Developer
     },
     async (request) => {
       const { developer_account_id } = request.params as { developer_account_id: string };
-      return { code: 200, data: await accounts.check(principalOf(request), developer_account_id) };
+      return { code: 200, data: developerAccountView(await accounts.check(principalOf(request), developer_account_id)) };
     },
   );
 

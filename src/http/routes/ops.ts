@@ -9,7 +9,7 @@ import { responses } from '../schemas/common.ts';
 
 export type ReadinessCheck = () => Promise<Record<string, 'ok'>>;
 
-export function opsRoutes(app: FastifyInstance, options: { ready: ReadinessCheck; baseUrl: string; isClosing: () => boolean; auth?: ReadonlyMap<string, RouteAuth> }): void {
+export function opsRoutes(app: FastifyInstance, options: { ready: ReadinessCheck; /** Read per document: the real port is known only once the server listens. */ baseUrl: () => string; isClosing: () => boolean; auth?: ReadonlyMap<string, RouteAuth> }): void {
   app.get(
     '/healthz',
     {
@@ -50,8 +50,9 @@ export function opsRoutes(app: FastifyInstance, options: { ready: ReadinessCheck
 
   let openapi: string | null = null;
   let docs: string | null = null;
-  // Built on first request: every route is registered by then (ready() has run).
-  const document = (): string => (openapi ??= JSON.stringify(buildOpenApi(app, options.baseUrl, options.auth)));
+  // Built on first request: every route is registered by then (ready() has run), and the server
+  // listens, so the base URL carries the real port.
+  const document = (): string => (openapi ??= JSON.stringify(buildOpenApi(app, options.baseUrl(), options.auth)));
 
   app.get(
     '/v1/openapi.json',

@@ -14,6 +14,7 @@ import type { UserService } from '../../services/users.ts';
 import { clearSessionCookie, consoleSessionOf, setSessionCookie } from '../plugins/auth.ts';
 import { envelope, responses } from '../schemas/common.ts';
 import { Credentials, InvitationLookup, PasswordChange, PasswordReset, Session, SetupBody, SetupStatus } from '../schemas/console.ts';
+import { invitationLookupView } from '../views.ts';
 
 export interface SignInLimits {
   /** Attempts per client address per window. */
@@ -82,7 +83,10 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
         response: responses(envelope(SetupStatus), [], { authenticated: false }),
       },
     },
-    async (request) => ({ code: 200, data: await deps.setup.status((request.query as { token: string }).token) }),
+    async (request) => {
+      const status = await deps.setup.status((request.query as { token: string }).token);
+      return { code: 200, data: { needed: status.needed, token_valid: status.tokenValid, existing_accounts: status.existingAccounts } };
+    },
   );
 
   app.post(
@@ -233,7 +237,7 @@ export function sessionRoutes(app: FastifyInstance, deps: SessionRouteDeps): voi
         response: responses(envelope(InvitationLookup), ['invitation_invalid'], { authenticated: false }),
       },
     },
-    async (request) => ({ code: 200, data: await deps.invitations.lookup((request.query as { token: string }).token) }),
+    async (request) => ({ code: 200, data: invitationLookupView(await deps.invitations.lookup((request.query as { token: string }).token)) }),
   );
 
   app.post(

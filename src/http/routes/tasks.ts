@@ -5,11 +5,15 @@ import type { TaskService } from '../../services/tasks.ts';
 import { principalOf } from '../plugins/auth.ts';
 import { envelope, responses } from '../schemas/common.ts';
 import { sendFile } from '../send-file.ts';
+import type { CertType } from '../../services/signer.ts';
+import type { TaskStatus as TaskStatusValue } from '../../db/schema.ts';
 import { CreatedTask, CreateTaskBody, IdParam, Task, TaskList, TaskStatus } from '../schemas/resources.ts';
+import { taskRecordView } from '../views.ts';
 
 const TaskId = IdParam('task_id', '`tsk_…`');
 
-export function taskRoutes(app: FastifyInstance, tasks: TaskService): void {
+/** `baseUrl`: the public base artifact links are built on. */
+export function taskRoutes(app: FastifyInstance, tasks: TaskService, baseUrl: () => string): void {
   app.post(
     '/v1/tasks/create',
     {
@@ -37,10 +41,17 @@ export function taskRoutes(app: FastifyInstance, tasks: TaskService): void {
       },
     },
     async (request) => {
-      const body = request.body as { file_key: string; cert_type: 'enterprise' | 'super'; certificate_id?: string; callback_url?: string; profiles?: Record<string, string> };
+      const body = request.body as { file_key: string; cert_type: CertType; certificate_id?: string; callback_url?: string; profiles?: Record<string, string> };
       const key = request.headers['idempotency-key'];
-      const created = await tasks.create(principalOf(request), body, typeof key === 'string' ? key : null);
-      return { code: 200, data: created };
+      const input = {
+        fileKey: body.file_key,
+        certType: body.cert_type,
+        ...(body.certificate_id === undefined ? {} : { certificateId: body.certificate_id }),
+        ...(body.callback_url === undefined ? {} : { callbackUrl: body.callback_url }),
+        ...(body.profiles === undefined ? {} : { profiles: body.profiles }),
+      };
+      const created = await tasks.create(principalOf(request), input, typeof key === 'string' ? key : null);
+      return { code: 200, data: { task_id: created.id, status: created.status } };
     },
   );
 
@@ -59,9 +70,9 @@ export function taskRoutes(app: FastifyInstance, tasks: TaskService): void {
       },
     },
     async (request) => {
-      const query = request.query as { status?: string; limit?: number; cursor?: string };
+      const query = request.query as { status?: TaskStatusValue; limit?: number; cursor?: string };
       const page = await tasks.list(principalOf(request), { status: query.status ?? null, limit: query.limit ?? 20, cursor: query.cursor ?? null });
-      return { code: 200, data: page };
+      return { code: 200, data: { items: page.items.map((record) => taskRecordView(record, baseUrl())), next_cursor: page.nextCursor } };
     },
   );
 
@@ -70,7 +81,7 @@ export function taskRoutes(app: FastifyInstance, tasks: TaskService): void {
     { schema: { tags: ['Tasks'], summary: 'Get a task', params: TaskId, response: responses(envelope(Task), ['task_not_found']) } },
     async (request) => {
       const { task_id } = request.params as { task_id: string };
-      return { code: 200, data: await tasks.get(principalOf(request), task_id) };
+      return { code: 200, data: taskRecordView(await tasks.get(principalOf(request), task_id), baseUrl()) };
     },
   );
 
@@ -88,7 +99,7 @@ export function taskRoutes(app: FastifyInstance, tasks: TaskService): void {
     },
     async (request) => {
       const { task_id } = request.params as { task_id: string };
-      return { code: 200, data: await tasks.cancel(principalOf(request), task_id) };
+      return { code: 200, data: taskRecordView(await tasks.cancel(principalOf(request), task_id), baseUrl()) };
     },
   );
 

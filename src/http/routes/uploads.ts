@@ -9,6 +9,7 @@ import type { UploadService } from '../../services/uploads.ts';
 import { principalOf } from '../plugins/auth.ts';
 import { envelope, responses } from '../schemas/common.ts';
 import { Upload } from '../schemas/resources.ts';
+import { uploadView } from '../views.ts';
 import type { InFlight } from '../in-flight.ts';
 
 export interface UploadRouteDeps {
@@ -113,7 +114,7 @@ export function uploadRoutes(app: FastifyInstance, deps: UploadRouteDeps): void 
           .catch((error: unknown) => {
             throw asClientError(error);
           });
-        return reply.send({ code: 200, data: upload });
+        return reply.send({ code: 200, data: uploadView(upload) });
       } catch (error) {
         reply.header('connection', 'close');
         // Aborted by a shutdown or a vanished client: answer (if anyone listens) without draining.

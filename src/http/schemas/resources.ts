@@ -1,4 +1,4 @@
-// TypeBox shapes of the API's resources, mirroring src/services/views.ts (the serializer drops
+// TypeBox shapes of the API's resources, mirroring src/http/views.ts (the serializer drops
 // undeclared fields, so a field missing here would silently vanish from responses; the HTTP
 // tests compare whole bodies to catch that).
 import { Type } from 'typebox';

@@ -1,4 +1,5 @@
-// `signet serve`: the HTTP API and the embedded signing workers in one process (`npm start`).
+// `signet serve`: the HTTP API and the embedded signing workers in one process (`npm start`);
+// SIGNET_WORKER_CONCURRENCY=0 runs the API alone (then run `signet worker` elsewhere).
 import type { Command } from 'commander';
 import { loadConfig, publicBaseUrl } from '../../config.ts';
 import { reachabilityNotice, reachableUrls } from '../reachable-addresses.ts';

@@ -19,7 +19,7 @@ const MACHO_MAGICS = new Set([0xfeedface, 0xfeedfacf, 0xcefaedfe, 0xcffaedfe, 0x
 /** What a file is, from its bytes: a Mach-O binary, or a zip holding an Android or iOS app. */
 export async function detectPackageKind(source: FileSource): Promise<PackageKind> {
   const { ZipReader } = await import('../../signing/zip/index.ts');
-  const { detectPlatform } = await import('../../signing/inspect/detect.ts');
+  const { detectPlatform } = await import('../../signing/package/detect.ts');
   const head = source.size >= 4 ? await source.read(0, 4) : Buffer.alloc(0);
   if (head.length === 4 && MACHO_MAGICS.has(head.readUInt32BE(0))) return 'macho';
   // APPNOTE 4.3.7 / 4.3.16: a zip starts with a local header, or is empty (EoCD only). Anything

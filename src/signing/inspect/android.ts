@@ -4,7 +4,7 @@ import { readApkMetadata, type ApkMetadata, type ResourceFiles } from '../androi
 import { SigningError } from '../errors.ts';
 import type { ZipReader } from '../zip/index.ts';
 import { readPngHeader } from './png-header.ts';
-import { refuse } from './refuse.ts';
+import { refuse } from '../package/refuse.ts';
 import type { AndroidPackageInfo, InspectOptions } from './types.ts';
 
 /** A resource table of a very large app is tens of megabytes. */

@@ -7,13 +7,13 @@ import type { DataSource } from '../data-source.ts';
 import { SigningError } from '../errors.ts';
 import { ZipReader } from '../zip/index.ts';
 import { inspectAndroid } from './android.ts';
-import { detectPlatform } from './detect.ts';
+import { detectPlatform } from '../package/detect.ts';
 import { inspectIos } from './ios.ts';
-import { refuse } from './refuse.ts';
+import { refuse } from '../package/refuse.ts';
 import type { InspectOptions, PackageInfo } from './types.ts';
 
 export type {
-  AndroidPackageInfo, InspectOptions, InvalidPackageReason, IosPackageInfo, PackageIcon, PackageInfo, PackagePlatform,
+  AndroidPackageInfo, InspectOptions, InvalidPackageReason, IosPackageInfo, PackageIcon, PackageInfo,
 } from './types.ts';
 export { readPngHeader, type PngHeader } from './png-header.ts';
 export { packageInfoJson, type PackageInfoJson } from './json.ts';

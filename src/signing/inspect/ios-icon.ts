@@ -8,7 +8,7 @@
 // from the compiled asset catalog, Assets.car at the bundle root: the facet named by
 // CFBundlePrimaryIcon → CFBundleIconName (default "AppIcon"), largest iPhone/iPad rendition,
 // converted to a standard PNG (see ../ios/assets-car/SPECIFICATION.md).
-import { MAX_ICON_BYTES } from '../android/axml/index.ts';
+import { MAX_ICON_BYTES } from '../package/icon.ts';
 import { SigningError } from '../errors.ts';
 import { readCatalogAppIcon } from '../ios/assets-car/index.ts';
 import type { PlistDict, PlistValue } from '../plist/index.ts';

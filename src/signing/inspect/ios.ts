@@ -3,7 +3,7 @@ import { SigningError } from '../errors.ts';
 import { parsePlist, type PlistDict, type PlistValue } from '../plist/index.ts';
 import type { ZipReader } from '../zip/index.ts';
 import { findIosIcon } from './ios-icon.ts';
-import { refuse } from './refuse.ts';
+import { refuse } from '../package/refuse.ts';
 import type { InspectOptions, IosPackageInfo } from './types.ts';
 
 /** Info.plist files are a few kilobytes; a larger one is not read into memory. */

@@ -1,8 +1,8 @@
 // What `inspectPackage` reports about an uploaded app: the identity shown in task records,
 // upload responses, `signet inspect` and install pages.
-import type { IconFormat } from '../android/axml/index.ts';
+import type { IconFormat } from '../package/icon.ts';
 
-export type PackagePlatform = 'ios' | 'android';
+
 
 export interface PackageIcon {
   /** Archive path of the chosen image. */
@@ -83,20 +83,4 @@ export interface InspectOptions {
   readonly iconBytes?: boolean;
 }
 
-/**
- * Machine-readable reasons carried in `SigningError('invalid_package').details.reason`.
- * Stable: the upload API returns them.
- */
-export type InvalidPackageReason =
-  | 'not_a_zip'
-  | 'zip_rejected'
-  | 'android_app_bundle'
-  | 'no_app'
-  | 'ambiguous_platform'
-  | 'no_app_bundle'
-  | 'payload_not_at_root'
-  | 'several_apps'
-  | 'no_info_plist'
-  | 'info_plist_unreadable'
-  | 'info_plist_incomplete'
-  | 'manifest_unreadable';
+export type { InvalidPackageReason } from '../package/invalid-package.ts';

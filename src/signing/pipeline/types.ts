@@ -6,6 +6,7 @@ import type { Identity, LoadIdentityOptions } from '../cms/index.ts';
 import type { DropReason } from '../ios/profile/index.ts';
 import type { ResignedBundle, ResignOverrides, ResignResult } from '../ios/resign/index.ts';
 import type { PlistDict } from '../plist/index.ts';
+import type { Platform } from '../platform.ts';
 
 /** Bytes as they arrive: Buffers in-process, Uint8Arrays after structured cloning. */
 export type Bytes = Buffer | Uint8Array;
@@ -104,7 +105,7 @@ export interface SigningWarning {
 }
 
 export interface SignSummary {
-  platform: 'ios' | 'android';
+  platform: Platform;
   app: { bundleId: string | null; name: string | null; version: string | null; build: string | null };
   identity: SignedIdentity;
   bundles: SignedBundle[];

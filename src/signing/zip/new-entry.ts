@@ -11,7 +11,7 @@ import { DATA_DESCRIPTOR_SIGNATURE, FLAG_DATA_DESCRIPTOR, FLAG_UTF8, HOST_UNIX, 
 import { buildCentralRecord, buildLocalHeader, needs64, VERSION_DEFAULT, VERSION_ZIP64, withZip64Field } from './headers.ts';
 import type { ZipEntry } from './entry.ts';
 import { externalAttributesForMode } from './unix-mode.ts';
-import type { WrittenEntry } from './writer.ts';
+import type { WrittenEntry } from './written-entry.ts';
 
 const deflateRawAsync = promisify(deflateRaw);
 

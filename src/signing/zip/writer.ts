@@ -13,6 +13,7 @@ import { buildCentralRecord, buildEndRecords, needs64, VERSION_ZIP64, withLocalH
 import { writeNewEntry, type NewEntryData, type NewEntryOptions } from './new-entry.ts';
 import { checkSafeName, duplicateKey } from './names.ts';
 import { ZipReader } from './reader.ts';
+import type { WrittenEntry } from './written-entry.ts';
 
 export interface ZipWriterOptions {
   /** Allow Zip64 structures when sizes, offsets or the entry count need them (default true; APKs: false). */
@@ -32,18 +33,7 @@ export interface RawCopyOptions {
   dataDescriptor?: 'drop' | 'keep';
 }
 
-/** What the writer recorded about an entry it wrote. */
-export interface WrittenEntry {
-  readonly name: string;
-  readonly localHeaderOffset: number;
-  readonly dataOffset: number;
-  readonly method: number;
-  readonly crc32: number;
-  readonly compressedSize: number;
-  readonly uncompressedSize: number;
-  /** The central directory record that finish writes for it. */
-  readonly centralRecord: Buffer;
-}
+export type { WrittenEntry } from './written-entry.ts';
 
 export interface CentralDirectoryPlan {
   /** Where the entries end: the offset at which anything inserted before the CD starts. */

@@ -20,7 +20,10 @@ export interface ResourceFiles {
   read(path: string): Promise<Buffer>;
 }
 
-export type IconFormat = 'png' | 'webp' | 'jpeg';
+import type { IconFormat } from '../../package/icon.ts';
+import { MAX_ICON_BYTES } from '../../package/icon.ts';
+
+export { MAX_ICON_BYTES, type IconFormat };
 
 export interface AndroidIcon {
   /** Archive path, e.g. "res/mipmap-xxxhdpi-v4/ic_launcher.png" (may lack an extension). */
@@ -43,8 +46,6 @@ export interface IconResult {
   readonly vectorOnly: boolean;
 }
 
-/** Icons are kilobytes; a "file" above this is not an icon and is not read into memory. */
-export const MAX_ICON_BYTES = 8 * 1024 * 1024;
 /** A real icon search reads a handful of files; a table pointing at thousands is hostile. */
 export const MAX_ICON_FILE_READS = 64;
 /** XML drawables nest (adaptive-icon → inset → bitmap); deeper is corrupt or cyclic. */

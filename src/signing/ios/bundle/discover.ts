@@ -4,7 +4,7 @@
 // AppClips/*.app, Extensions/*.appex, or anything else). `*.dSYM` companions are never bundles
 // (ldid: "Don't try to sign dSYM companion files"). Nothing is extracted to disk.
 import { SigningError } from '../../errors.ts';
-import { detectPlatform } from '../../inspect/detect.ts';
+import { detectPlatform } from '../../package/detect.ts';
 import { parsePlist, type PlistDict } from '../../plist/index.ts';
 import type { DataSource } from '../../data-source.ts';
 import { ZipReader, type ZipEntry } from '../../zip/index.ts';

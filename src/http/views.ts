@@ -1,8 +1,17 @@
-// The API's view of stored rows: one function per resource, so every route (and every webhook
-// body) shows a resource the same way. Secrets never leave through here: certificate views carry
-// metadata only.
+// The API's view of what services return (rows and domain records): one function per resource,
+// so every route (and every webhook body, through the function main hands the webhook service)
+// shows a resource the same way. Services never build these shapes. Secrets never leave through
+// here: certificate views carry metadata only.
 import type { CertificateProfileRow } from '../db/profile-tables.ts';
-import type { AppRow, CertificateRow, TaskBundle, TaskRow, TaskStatus, TaskWarning, UploadRow, WebhookDeliveryRow, Platform } from '../db/schema.ts';
+import type { DeveloperAccountHealth } from '../db/super-tables.ts';
+import type { CertificateRow, TaskBundle, TaskRow, TaskStatus, TaskWarning, UploadRow, WebhookDeliveryRow, Platform } from '../db/schema.ts';
+import type { AppDetail, AppSummary, Release } from '../services/apps.ts';
+import type { CertificateRecord } from '../services/certificates.ts';
+import type { InvitationLookup } from '../services/invitations.ts';
+import type { InvitationRow, Role } from '../db/user-tables.ts';
+import type { MemberRow } from '../db/repositories/users.ts';
+import type { DeveloperAccountRecord } from '../services/developer-accounts.ts';
+import type { TaskRecord } from '../services/tasks.ts';
 
 export interface AppIdentityView {
   bundle_id: string | null;
@@ -234,8 +243,7 @@ export function certificateProfileView(row: CertificateProfileRow): CertificateP
   };
 }
 
-/** `profiles`: the certificate's provisioning profiles, oldest first (iOS); `liveLinks`: usable install links signed with it. */
-export function certificateView(row: CertificateRow, profiles: readonly CertificateProfileRow[] = [], liveLinks = 0): CertificateView {
+export function certificateView({ certificate: row, profiles, liveLinks }: CertificateRecord): CertificateView {
   const first = profiles[0];
   return {
     id: row.id,
@@ -254,6 +262,117 @@ export function certificateView(row: CertificateRow, profiles: readonly Certific
   };
 }
 
-export function appSummaryView(row: AppRow): AppRowView {
-  return { app_id: row.id, platform: row.platform, bundle_id: row.bundle_id, name: row.name, created_at: row.created_at, updated_at: row.updated_at };
+export function taskRecordView(record: TaskRecord, baseUrl: string): TaskView {
+  return taskView(record.task, baseUrl, record.deliveries);
+}
+
+export function releaseView(release: Release): ReleaseView {
+  const d = release.distribution;
+  return {
+    distribution_id: d.id,
+    task_id: d.task_id,
+    version: release.version,
+    build: release.build,
+    url: release.url,
+    downloads: d.downloads,
+    enabled: d.enabled === 'yes',
+    created_at: d.created_at,
+  };
+}
+
+export function appSummaryView(summary: AppSummary): AppSummaryView {
+  const row = summary.app;
+  return {
+    app_id: row.id,
+    platform: row.platform,
+    bundle_id: row.bundle_id,
+    name: row.name,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    icon_url: summary.iconUrl,
+    app_url: summary.appUrl,
+    qr_code_url: summary.qrCodeUrl,
+    latest_release: summary.latestRelease === null ? null : releaseView(summary.latestRelease),
+    downloads: summary.downloads,
+  };
+}
+
+/** `baseUrl`: the public base the tasks' artifact links are built on. */
+export function appDetailView(detail: AppDetail, baseUrl: string): AppDetailView {
+  return {
+    ...appSummaryView(detail),
+    uploads: detail.uploads.map(uploadView),
+    tasks: detail.tasks.map((record) => taskRecordView(record, baseUrl)),
+    releases: detail.releases.map(releaseView),
+    downloads_by_day: detail.downloadsByDay,
+  };
+}
+
+export interface DeveloperAccountView {
+  id: string;
+  name: string | null;
+  issuer_id: string;
+  key_id: string;
+  team_id: string;
+  certificate: { subject: string; serial_number: string; expires_at: string };
+  health: DeveloperAccountHealth;
+  health_detail: string | null;
+  usable: boolean;
+  slots: DeveloperAccountRecord['slots'];
+  checked_at: string;
+  created_at: string;
+}
+
+export function developerAccountView({ account: row, usable, slots }: DeveloperAccountRecord): DeveloperAccountView {
+  return {
+    id: row.id,
+    name: row.name,
+    issuer_id: row.issuer_id,
+    key_id: row.key_id,
+    team_id: row.team_id,
+    certificate: { subject: row.certificate_subject, serial_number: row.certificate_serial, expires_at: row.certificate_not_after },
+    health: row.health,
+    health_detail: row.health_detail,
+    usable,
+    slots,
+    checked_at: row.checked_at,
+    created_at: row.created_at,
+  };
+}
+
+export interface InvitationView {
+  id: string;
+  email: string;
+  role: Role;
+  created_at: string;
+  expires_at: string;
+}
+
+export interface InvitationLookupView {
+  account_name: string;
+  email: string;
+  role: Role;
+  /** The email already has a user: accepting asks for their password instead of a new one. */
+  user_exists: boolean;
+  expires_at: string;
+}
+
+export function invitationView(row: InvitationRow): InvitationView {
+  return { id: row.id, email: row.email, role: row.role, created_at: row.created_at, expires_at: row.expires_at };
+}
+
+export function invitationLookupView(lookup: InvitationLookup): InvitationLookupView {
+  return { account_name: lookup.accountName, email: lookup.email, role: lookup.role, user_exists: lookup.userExists, expires_at: lookup.expiresAt };
+}
+
+export interface MemberView {
+  user_id: string;
+  email: string;
+  name: string | null;
+  role: Role;
+  joined_at: string;
+}
+
+export function memberView(member: MemberRow): MemberView {
+  return { user_id: member.user_id, email: member.email, name: member.name, role: member.role, joined_at: member.created_at };
 }

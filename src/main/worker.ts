@@ -1,0 +1,65 @@
+// The worker: runs the queue's jobs (signing tasks, webhook deliveries, upload sweeps, per-device
+// super signature builds) over the shared domain. `signet serve` runs it beside the API in one
+// process; `signet worker` runs it alone (several may share one PostgreSQL database and S3 store).
+import path from 'node:path';
+import type { Worker } from '../queue/job-queue.ts';
+import type { Logger } from '../services/logger.ts';
+import type { Signer } from '../services/signer.ts';
+import { SignerPool } from '../services/signer-pool.ts';
+import { TaskWorker } from '../services/worker.ts';
+import { DeviceFlow } from '../super-signature/device-flow.ts';
+import { SuperTaskSigner } from '../super-signature/super-task-signer.ts';
+import type { Domain } from './domain.ts';
+import { productionSigners } from './signers.ts';
+
+export interface RunningWorker {
+  /** Stops taking jobs and hands running tasks back to the queue. */
+  close(): Promise<void>;
+}
+
+export function startWorker(domain: Domain, options: { logger: Logger; signers?: readonly Signer[] }): RunningWorker {
+  const { config, db, queue, blobs, logger } = { ...domain, logger: options.logger };
+  let pool: SignerPool | null = null;
+  const deviceFlow = new DeviceFlow({
+    db,
+    blobs,
+    accounts: domain.developerAccounts,
+    signer: domain.deviceSigner,
+    workDir: path.join(domain.scratch.dir, 'super'),
+    logger,
+  });
+  const taskWorker = new TaskWorker({
+    db,
+    queue,
+    blobs,
+    signers: [
+      ...(options.signers ?? productionSigners((pool = new SignerPool({ threads: config.workerConcurrency, settings: domain.signingSettings })).run)),
+      // In-process: it calls App Store Connect and reads developer accounts from the database.
+      new SuperTaskSigner({ db, accounts: domain.developerAccounts, engine: domain.deviceSigner }),
+    ],
+    tasks: domain.tasks,
+    uploads: domain.uploads,
+    webhooks: domain.webhooks,
+    scratch: domain.scratch,
+    onSucceeded: (task) => domain.distributions.publish(task),
+    onSigned: (task, seconds, outcome) => domain.metrics.signingDuration.observe({ platform: task.platform, cert_type: task.cert_type, outcome }, seconds),
+    logger,
+  });
+  const worker: Worker = queue.start({
+    handlers: {
+      ...taskWorker.handlers(),
+      super_device: (payload, context) => deviceFlow.run(payload.enrollmentId, context),
+    },
+    concurrency: config.workerConcurrency,
+    onExhausted: (job) => taskWorker.onExhausted(job),
+    onError: (error) => logger.error({ err: error }, 'job queue error'),
+  });
+  const stopSweeper = taskWorker.startSweeper();
+  return {
+    close: async () => {
+      await stopSweeper();
+      await worker.stop();
+      await pool?.close();
+    },
+  };
+}
