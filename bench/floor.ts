@@ -10,7 +10,8 @@
 //        (the code directory), SHA-1 + SHA-256 of the whole file when it is sealed by a parent
 //        bundle (frameworks), CRC-32 of the new content, and recompression at level 1 (the ratio
 //        of a `zip -1` input) of those the input deflated, in independent 4 MiB pieces (as pigz
-//        does) so both cores share a large file; stored ones stay stored.
+//        does) so both cores share a large file; stored ones stay stored, and so do those the
+//        input's deflate shrank by less than 0.5 % (random or packed code: the ratio is kept).
 //   apk: SHA-256 of every entry's content (v1 manifest) and the v2/v3 chunked content digest
 //        (SHA-256 of each 1 MiB chunk of the entries, central directory and EoCD), once: v2 and
 //        v3 with the same algorithm share it. Nothing is recompressed (entries are copied raw).
@@ -34,6 +35,7 @@ interface Entry {
   headerOffset: number;
   dataOffset: number;
   compressedSize: number;
+  uncompressedSize: number;
 }
 /** One unit of work: an entry, a piece of rewritten content to deflate, or a run of content-digest chunks. */
 type Task = { type: 'entry'; entry: Entry; sealed: boolean } | { type: 'deflate'; piece: Uint8Array; id: number } | { type: 'chunks'; start: number; end: number };
@@ -126,8 +128,11 @@ function worker(kind: Kind, bytes: Buffer): { run: (task: Task) => { rewrites: M
       createHash('sha256').update(content).digest();
     }
     crc32(content);
+    // What the input's deflate saved decides: almost nothing (< 0.5 %, random or packed code) →
+    // stored, which keeps the ratio within 0.5 %; otherwise deflated again.
+    const method = entry.method === 0 || entry.compressedSize >= 0.995 * entry.uncompressedSize ? 0 : 8;
     const pieces: Rewrite[] = [];
-    for (let at = 0; at < content.length; at += PIECE) pieces.push({ piece: content.subarray(at, Math.min(content.length, at + PIECE)), method: entry.method });
+    for (let at = 0; at < content.length; at += PIECE) pieces.push({ piece: content.subarray(at, Math.min(content.length, at + PIECE)), method });
     rewrites.set(entry.name, pieces);
     return { rewrites };
   };
@@ -209,13 +214,14 @@ function centralDirectory(bytes: Buffer): Entry[] {
   while (bytes.readUInt32LE(at) === 0x02014b50) {
     const method = bytes.readUInt16LE(at + 10);
     const compressedSize = bytes.readUInt32LE(at + 20);
+    const uncompressedSize = bytes.readUInt32LE(at + 24);
     const nameLength = bytes.readUInt16LE(at + 28);
     const extraLength = bytes.readUInt16LE(at + 30);
     const commentLength = bytes.readUInt16LE(at + 32);
     const headerOffset = bytes.readUInt32LE(at + 42);
     const name = bytes.toString('utf8', at + 46, at + 46 + nameLength);
     const dataOffset = headerOffset + 30 + bytes.readUInt16LE(headerOffset + 26) + bytes.readUInt16LE(headerOffset + 28);
-    if (!name.endsWith('/')) entries.push({ name, method, headerOffset, dataOffset, compressedSize });
+    if (!name.endsWith('/')) entries.push({ name, method, headerOffset, dataOffset, compressedSize, uncompressedSize });
     at += 46 + nameLength + extraLength + commentLength;
   }
   return entries.sort((a, b) => a.headerOffset - b.headerOffset);
