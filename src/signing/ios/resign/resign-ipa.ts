@@ -393,7 +393,7 @@ async function writeSigned(context: Context, writer: ZipWriter, entry: ZipEntry,
   // Reported as written, so the order of `code` is the (fixed) output order.
   report.code.push({ path: entry.name, identifier: result.identifier, cdhashes: result.cdhashes });
   const style = entryStyle(entry, context.signingTime);
-  await writeLargeEntry(writer, entry.name, resultChunks(result), result.size, result.crc32, style, context.options.compressionLevel ?? 6);
+  await writeLargeEntry(writer, entry.name, resultChunks(result), result.size, result.crc32, style, context.options.compressionLevel);
 }
 
 function bundleReport(context: Context, bundle: BundleNode): ResignedBundle {
