@@ -66,8 +66,8 @@ export async function* deflatePieces(data: AsyncIterable<Buffer>, options: Defla
           if (inflight.length >= PARALLEL) yield await inflight.shift()!;
         }
         const take = Math.min(PIECE_SIZE - pendingLength, chunk.length - at);
-        // Copied: the producer may reuse its buffers once asked for the next chunk.
-        pending.push(Buffer.from(chunk.subarray(at, at + take)));
+        // Not copied (as a zlib stream holds what it is written): producers hand over their chunks.
+        pending.push(chunk.subarray(at, at + take));
         pendingLength += take;
         at += take;
         if (pendingLength === PIECE_SIZE) {

@@ -7,13 +7,13 @@ import type { DataSource } from '../../data-source.ts';
 import { SigningError } from '../../errors.ts';
 import { plistToJs } from '../../plist/index.ts';
 import { ZipReader, type ZipEntry } from '../../zip/index.ts';
-import { appSummary, CODE_RESOURCES_FILE, describeBrokenBundle, discoverLayout, isProvisioned, openIpa, owningBundle, PROFILE_FILE, type BundleNode } from '../bundle/index.ts';
+import { appSummary, CODE_RESOURCES_FILE, describeBrokenBundle, discoverLayout, isProvisioned, openIpa, owningBundle, PROFILE_FILE, type BundleNode, type IpaLayout } from '../bundle/index.ts';
 import { checkSeal, parseCodeResources } from '../code-resources/index.ts';
 import { verifyMachO } from '../codesign/index.ts';
 import { parseProvisioningProfile } from '../profile/index.ts';
 import { existingEntitlements, isSignableCode, signerCertificate } from '../resign/existing-signature.ts';
 import { readMachO } from '../resign/read-macho.ts';
-import { filesUnder, isInDsym, recordOf, scanEntries, type FileRecord } from '../resign/scan.ts';
+import { filesUnder, isInDsym, recordOf, scanEntries, type FileRecord, type ScanResult } from '../resign/scan.ts';
 import { profileProblems } from './profile-checks.ts';
 import type { BundleVerification, CodeVerification, IpaVerification } from './report.ts';
 
@@ -27,17 +27,26 @@ export interface VerifyIpaOptions {
 const MAX_SMALL = 16 * 1024 * 1024;
 
 export async function verifyIpa(source: DataSource, options: VerifyIpaOptions = {}): Promise<IpaVerification> {
-  const now = options.now ?? new Date();
   const zip = await openIpa(source);
   const layout = await discoverLayout(zip, { brokenBundles: 'report' });
-  const scan = await scanEntries(zip, layout.appFiles);
+  return verifyScanned(zip, layout, await scanEntries(zip, layout.appFiles), [], options);
+}
+
+/**
+ * The checks after the content pass: `scan` holds the digests of every file of the app and which
+ * files are Mach-O code to verify (verify-written.ts passes those of the rewritten files only,
+ * with the copied files' digests proved from the input). `problems`: found so far, not tied to
+ * one bundle.
+ */
+export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: ScanResult, found: string[], options: VerifyIpaOptions): Promise<IpaVerification> {
+  const now = options.now ?? new Date();
   const records = scan.records;
   const reports = new Map<BundleNode, BundleVerification>();
   for (const bundle of layout.postOrder) {
     reports.set(bundle, { path: bundle.dir, kind: bundle.kind, bundleId: bundle.bundleId, code: [], sealedFiles: 0, sealProblems: [], problems: [] });
   }
   // A code bundle without its executable: the signers refuse it, the report names it.
-  const problems: string[] = layout.brokenBundles.map(describeBrokenBundle);
+  const problems: string[] = [...found, ...layout.brokenBundles.map(describeBrokenBundle)];
   const teamIds = new Set<string>();
   let signer: string | undefined;
 
@@ -46,7 +55,9 @@ export async function verifyIpa(source: DataSource, options: VerifyIpaOptions = 
   for (const entry of layout.appFiles) {
     if (!scan.machO.has(entry.name)) continue;
     const bytes = await readMachO(zip, entry);
-    records.set(entry.name, recordOf(bytes));
+    // Every file is sealed by the bundle holding it, except the app's own executable (and each
+    // bundle's CodeResources): that one needs no digest, and is the largest.
+    if (entry !== layout.main.executableEntry) records.set(entry.name, recordOf(bytes));
     if (!isSignableCode(bytes) || isInDsym(entry.name)) continue;
     const main = mains.get(entry.name);
     const bundle = main ?? owningBundle(layout, entry.name);
