@@ -76,6 +76,9 @@ try {
   const floor1: Measure[] = [];
   const floor2: Measure[] = [];
   const floorScript = path.join(repoRoot, 'bench', 'floor.ts');
+  // SIGNET_BENCH_BASELINE=DIR: a checkout of an earlier commit (with node_modules), timed alike.
+  const baselineRoot = process.env.SIGNET_BENCH_BASELINE;
+  const baseline: Measure[] = [];
   const ours = path.join(dir, 'signet.apk');
   const theirs = path.join(dir, 'apksigner.apk');
   // bin/signet runs with the `node` on PATH (its shebang): make that this Node, and give it a
@@ -93,7 +96,9 @@ try {
     const alone = await timed(process.execPath, [...flags, new URL(import.meta.url).pathname, '--engine-child', input, path.join(dir, 'engine.apk'), key, cert], engineEnv);
     const one = await timed(process.execPath, [floorScript, 'apk', input, path.join(dir, 'floor.apk'), '1'], env);
     const two = await timed(process.execPath, [floorScript, 'apk', input, path.join(dir, 'floor.apk'), '2'], env);
+    const before = baselineRoot === undefined ? undefined : await timed(path.join(baselineRoot, 'bin', 'signet'), ['sign', input, '-o', path.join(dir, 'baseline.apk'), '--keystore', key, '--cert', cert], { ...env, NODE_COMPILE_CACHE: path.join(dir, 'compile-cache-baseline') });
     if (measured) {
+      if (before !== undefined) baseline.push(before);
       floor1.push(one);
       floor2.push(two);
       signet.push(mine);
@@ -117,9 +122,11 @@ try {
   console.log(row('floor, 1 core', f1, floor1));
   console.log(row('floor, 2 cores', f2, floor2));
   // The two-core floor is the faster of the two ways to use two cores (workers cost a start-up).
+  if (baseline.length > 0) console.log(row('baseline sign', median(baseline), baseline));
   const floorWall = Math.min(f1.seconds, f2.seconds);
   const floorCpu = Math.min(f1.cpu, f2.cpu);
   console.log(`\nsignet sign / two-core floor: wall ${(s.seconds / floorWall).toFixed(2)}x (target <= 2x), CPU ${(s.cpu / floorCpu).toFixed(2)}x the floor's`);
+  if (baseline.length > 0) console.log(`baseline signet sign / two-core floor: wall ${(median(baseline).seconds / floorWall).toFixed(2)}x, CPU ${(median(baseline).cpu / floorCpu).toFixed(2)}x`);
   console.log(`wall-time ratio signet/apksigner: ${(s.seconds / a.seconds).toFixed(3)}; CPU-time ratio: ${(s.cpu / a.cpu).toFixed(3)}`);
   console.log(`signet peak RSS: ${(s.rssKiB / 1024).toFixed(0)} MiB = ${((s.rssKiB * 1024) / 1e6).toFixed(0)} MB (target <= 120 MB); apksigner: ${(a.rssKiB / 1024).toFixed(0)} MiB`);
   console.log(`(signet sign also verifies its output before keeping it; apksigner sign does not. Engine alone / apksigner: wall ${(e.seconds / a.seconds).toFixed(3)}, CPU ${(e.cpu / a.cpu).toFixed(3)})`);

@@ -22,6 +22,9 @@
 //                   verification of the output it always does), under GNU time.
 //   engine + proof — the re-sign and verifyWritten (the verification proof the engine returns,
 //                   what signPackage runs), in a bare process; diagnostic.
+//   baseline      — with BENCH_BASELINE=DIR (a checkout of an earlier commit with its
+//                   node_modules), that checkout's `bin/signet sign`, for before/after figures
+//                   measured in the same run.
 // Targets (issue #16): signet sign ≤ 2× the two-core floor's wall and ≤ 1.5× the floor's CPU,
 // peak RSS ≤ 250 MB, output ≤ input + 1 %. Nothing asserts.
 import { execFile, spawnSync } from 'node:child_process';
@@ -78,7 +81,8 @@ async function main(): Promise<void> {
     const engineOut = path.join(dir, `Big-${kind}-engine.ipa`);
     const inputSize = statSync(ipa).size;
     console.log(`\n${kind}: ${(inputSize / 1e6).toFixed(1)} MB .ipa (scale ${SCALE}: ${mib(80 * MiB * SCALE)} executable, 20 × ${mib(3 * MiB * SCALE)} frameworks, ${Math.round(2000 * SCALE)} resources; executables ${kind === 'random' ? 'random bytes, stored' : 'compressing like code, deflated'})`);
-    const rows = { floor1: [] as Measure[], floor2: [] as Measure[], sign: [] as Measure[], engine: [] as Measure[] };
+    const rows = { floor1: [] as Measure[], floor2: [] as Measure[], sign: [] as Measure[], engine: [] as Measure[], baseline: [] as Measure[] };
+    const baseline = process.env.BENCH_BASELINE;
     for (let i = -1; i < RUNS; i++) {
       const floor1 = await timed(process.execPath, [path.join(repoRoot, 'bench', 'floor.ts'), 'ios', ipa, floorOut, '1'], env);
       const floor2 = await timed(process.execPath, [path.join(repoRoot, 'bench', 'floor.ts'), 'ios', ipa, floorOut, '2'], env);
@@ -86,7 +90,15 @@ async function main(): Promise<void> {
       const sign = await timed(path.join(repoRoot, 'bin', 'signet'), ['sign', ipa, '-o', out, '--p12', p12, '--password', 'bench', '--profile', profile], env);
       rmSync(engineOut, { force: true });
       const engine = await timed(process.execPath, [...flags, self, '--engine', ipa, engineOut, p12, profile], engineEnv);
+      let before: Measure | undefined;
+      if (baseline !== undefined) {
+        const baselineOut = path.join(dir, `Big-${kind}-baseline.ipa`);
+        rmSync(baselineOut, { force: true });
+        before = await timed(path.join(baseline, 'bin', 'signet'), ['sign', ipa, '-o', baselineOut, '--p12', p12, '--password', 'bench', '--profile', profile], { ...env, NODE_COMPILE_CACHE: path.join(dir, 'compile-cache-baseline') });
+        rmSync(baselineOut, { force: true });
+      }
       if (i < 0) continue; // warm-up: page cache, compile cache
+      if (before !== undefined) rows.baseline.push(before);
       rows.floor1.push(floor1);
       rows.floor2.push(floor2);
       rows.sign.push(sign);
@@ -104,11 +116,14 @@ async function main(): Promise<void> {
     console.log(row('floor, 2 cores', f2, rows.floor2));
     console.log(row('signet sign', s, rows.sign));
     console.log(row('engine + proof', e, rows.engine));
+    const b = rows.baseline.length > 0 ? median(rows.baseline) : undefined;
+    if (b !== undefined) console.log(row('baseline sign', b, rows.baseline));
     // The two-core floor is the faster of the two ways to use two cores (workers cost a start-up).
     const floorWall = Math.min(f1.ms, f2.ms);
     const floorCpu = Math.min(f1.cpu, f2.cpu);
     console.log(`  signet sign / two-core floor: wall ${(s.ms / floorWall).toFixed(2)}× (target ≤ 2×), CPU ${(s.cpu / floorCpu).toFixed(2)}× the floor's (target ≤ 1.5×), peak RSS ${(s.rss / 1e6).toFixed(0)} MB (target ≤ 250 MB)`);
     console.log(`  engine + proof / two-core floor: wall ${(e.ms / floorWall).toFixed(2)}×, CPU ${(e.cpu / floorCpu).toFixed(2)}×`);
+    if (b !== undefined) console.log(`  baseline signet sign / two-core floor: wall ${(b.ms / floorWall).toFixed(2)}×, CPU ${(b.cpu / floorCpu).toFixed(2)}×, peak RSS ${(b.rss / 1e6).toFixed(0)} MB`);
     const outputSize = statSync(out).size;
     console.log(`  output: ${(outputSize / 1e6).toFixed(1)} MB = input ${outputSize >= inputSize ? '+' : ''}${((outputSize / inputSize - 1) * 100).toFixed(2)} % (target ≤ +1 %)`);
     // signet sign verified its output before keeping it; the engine row's output gets the full
