@@ -173,12 +173,13 @@ async function engineChild(ipa: string, out: string, p12: string, profileFile: s
   await sink.close();
   const cpu1 = process.cpuUsage();
   const signed = performance.now();
+  const rssAfterSign = process.resourceUsage().maxRSS * 1024;
   const check = await FileSource.open(out);
   const report = await verifyWritten(check, source, proof).finally(() => check.close());
   // Phase split, for diagnosis (stderr; the figures above are the whole process's).
   const cpu2 = process.cpuUsage();
   const ms = (a: NodeJS.CpuUsage, b: NodeJS.CpuUsage): string => ((b.user + b.system - a.user - a.system) / 1000).toFixed(0);
-  if (process.env.BENCH_PHASES !== undefined) console.error(`re-sign ${(signed - start).toFixed(0)} ms wall ${ms(cpu0, cpu1)} ms CPU; verifyWritten ${(performance.now() - signed).toFixed(0)} ms wall ${ms(cpu1, cpu2)} ms CPU`);
+  if (process.env.BENCH_PHASES !== undefined) console.error(`re-sign ${(signed - start).toFixed(0)} ms wall ${ms(cpu0, cpu1)} ms CPU; verifyWritten ${(performance.now() - signed).toFixed(0)} ms wall ${ms(cpu1, cpu2)} ms CPU; peak RSS ${(rssAfterSign / 1e6).toFixed(0)} MB after the re-sign, ${((process.resourceUsage().maxRSS * 1024) / 1e6).toFixed(0)} MB after verifying`);
   await source.close();
   if (!report.verified) throw new Error(allProblems(report).join('; '));
 }

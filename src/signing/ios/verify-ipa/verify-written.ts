@@ -14,6 +14,7 @@
 // For an .ipa Signet did not write (or without the proof) use verifyIpa, which proves everything
 // from the bytes alone.
 import type { DataSource } from '../../data-source.ts';
+import { collectBetweenPhases } from '../../reclaim.ts';
 import type { ZipEntry } from '../../zip/index.ts';
 import { discoverLayout, openIpa } from '../bundle/index.ts';
 import type { CopiedEntry, ResignProof } from '../resign/proof.ts';
@@ -26,6 +27,8 @@ const COMPARE_WINDOW = 1024 * 1024;
 
 /** `output`: what resignIpaProved wrote from `input`, with the `proof` it returned. */
 export async function verifyWritten(output: DataSource, input: DataSource, proof: ResignProof, options: VerifyIpaOptions = {}): Promise<IpaVerification> {
+  // The re-sign's buffers are garbage now: let them go before the largest files are read back.
+  collectBetweenPhases();
   const zip = await openIpa(output);
   const layout = await discoverLayout(zip, { brokenBundles: 'report' });
   const problems: string[] = [];
