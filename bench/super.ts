@@ -24,10 +24,11 @@ import { testPki } from '../test/support/pki.ts';
 const DEVICES = 20;
 const here = path.dirname(fileURLToPath(import.meta.url));
 const dir = testOutputDir('bench-ipa');
-const ipa = path.join(dir, 'Big.ipa');
+// bench:ipa's full-size app with random-byte code (its file name, for BENCH_SCALE=1 BENCH_APPS=random).
+const ipa = path.join(dir, 'Big-random-1-signed-code.ipa');
 if (!existsSync(ipa)) {
   console.log('generating the benchmark app with bench:ipa (once)…');
-  const run = spawnSync(process.execPath, [path.join(here, 'ipa.ts')], { stdio: 'inherit', env: { ...process.env, BENCH_RUNS: '1' } });
+  const run = spawnSync(process.execPath, [path.join(here, 'ipa.ts')], { stdio: 'inherit', env: { ...process.env, BENCH_RUNS: '1', BENCH_SCALE: '1', BENCH_APPS: 'random' } });
   if (run.status !== 0 || !existsSync(ipa)) throw new Error('bench:ipa could not generate the app');
 }
 const work = testOutputDir('bench-super');

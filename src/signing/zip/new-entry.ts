@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { crc32, createDeflateRaw, deflateRaw } from 'node:zlib';
 import type { DataSink } from '../data-sink.ts';
 import { SigningError } from '../errors.ts';
+import { deflatePieces, type DeflatePiecesOptions } from './deflate-pieces.ts';
 import { alignedExtra, defaultAlignment, type AlignmentPolicy } from './alignment.ts';
 import { DATA_DESCRIPTOR_SIGNATURE, FLAG_DATA_DESCRIPTOR, FLAG_UTF8, HOST_UNIX, LOCAL_HEADER_SIZE, METHOD_DEFLATED, METHOD_STORED, ZIP64_MARKER_32, dateToDos, writeU64 } from './format.ts';
 import { buildCentralRecord, buildLocalHeader, needs64, VERSION_DEFAULT, VERSION_ZIP64, withZip64Field } from './headers.ts';
@@ -46,6 +47,11 @@ export interface NewEntryOptions {
   forceZip64?: boolean;
   /** Expected uncompressed size of a streamed entry: lets the header reserve Zip64 when needed. */
   size?: number;
+  /**
+   * A streamed deflated entry compressed in independent pieces over libuv's pool (deflate-pieces.ts)
+   * instead of one zlib stream, at these options' level (`level` above is then unused).
+   */
+  pieces?: DeflatePiecesOptions;
   /** Already-deflated data (e.g. from a reference deflater for byte parity): give its CRC and size. */
   precompressed?: { crc32: number; uncompressedSize: number };
 }
@@ -122,7 +128,7 @@ export async function writeNewEntry(sink: DataSink, name: string, data: NewEntry
     ({ crc, size } = known);
     compressedSize = known.payload.length;
   } else {
-    ({ crc, size, compressedSize } = await streamBody(sink, data as AsyncIterable<Buffer>, method, options.level ?? 6));
+    ({ crc, size, compressedSize } = await streamBody(sink, data as AsyncIterable<Buffer>, method, options.level ?? 6, options.pieces));
     if (isDirectory && size > 0) throw new RangeError(`directory entry ${JSON.stringify(name)} must be empty`);
     if (!localZip64 && (needs64(size) || needs64(compressedSize))) {
       throw new SigningError('zip_unsupported', `streamed entry ${JSON.stringify(name)} grew past 4 GiB; pass options.size so Zip64 can be reserved`);
@@ -166,10 +172,24 @@ export async function writeNewEntry(sink: DataSink, name: string, data: NewEntry
 }
 
 /** Streams `data` to the sink (deflating if asked), counting sizes and the CRC as it goes. */
-async function streamBody(sink: DataSink, data: AsyncIterable<Buffer>, method: number, level: number): Promise<{ crc: number; size: number; compressedSize: number }> {
+async function streamBody(sink: DataSink, data: AsyncIterable<Buffer>, method: number, level: number, pieces?: NewEntryOptions['pieces']): Promise<{ crc: number; size: number; compressedSize: number }> {
   let crc = 0;
   let size = 0;
   let compressedSize = 0;
+  if (method === METHOD_DEFLATED && pieces !== undefined) {
+    const counted = (async function* () {
+      for await (const chunk of data) {
+        crc = crc32(chunk, crc);
+        size += chunk.length;
+        yield chunk;
+      }
+    })();
+    for await (const out of deflatePieces(counted, pieces)) {
+      compressedSize += out.length;
+      await sink.write(out);
+    }
+    return { crc, size, compressedSize };
+  }
   if (method === METHOD_STORED) {
     for await (const chunk of data) {
       crc = crc32(chunk, crc);

@@ -15,7 +15,7 @@ import {
   CSSLOT_RESOURCEDIR, CSSLOT_SIGNATURESLOT, CS_ADHOC, CS_EXECSEG_MAIN_BINARY, isCodeDirectorySlot, REQUIREMENT_DESIGNATED,
 } from './constants.ts';
 import { verifyCodeSignatureCms, type CmsReport } from './cms-verify.ts';
-import { digest, hashPages } from './digest.ts';
+import { digest, hashPages, type HashType } from './digest.ts';
 import { readEntitlements, sameEntitlements } from './entitlements.ts';
 import { formatExpr, parseRequirements, type Expr } from './requirements.ts';
 import { evaluateRequirement } from './requirement-eval.ts';
@@ -27,6 +27,12 @@ export interface VerifyMachOOptions {
   codeResources?: Buffer;
   /** DER roots the CMS chain must end in (default: any self-signed root). */
   trustedRoots?: readonly Buffer[];
+  /**
+   * The page hashes of the file's code, taken while it streamed past (verify-ipa/stream-code.ts),
+   * when `input` is a stand-in holding only its real header and signature. Returning undefined
+   * (hashes not taken for that type, page size or limit) hashes `input` itself instead.
+   */
+  pageHashes?: (type: HashType, codeLimit: number, pageSize: number) => Buffer | undefined;
 }
 
 export interface CodeDirectoryReport {
@@ -200,7 +206,7 @@ function checkDirectory(
   if (cd.codeLimit !== dataoff) problem(`codeLimit ${cd.codeLimit} is not the signature offset ${dataoff}`);
   const pageSize = cd.pageSizeLog2 === 0 ? 0 : 2 ** cd.pageSizeLog2;
   if (cd.codeLimit <= slice.data.length) {
-    const expected = hashPages(cd.hashType, slice.data, cd.codeLimit, pageSize);
+    const expected = options.pageHashes?.(cd.hashType, cd.codeLimit, pageSize) ?? hashPages(cd.hashType, slice.data, cd.codeLimit, pageSize);
     if (!expected.equals(cd.codeHashes)) {
       const size = cd.hashType.size;
       let page = 0;

@@ -1,16 +1,10 @@
 // Writing rewritten entries: attributes carried over from the input entry (Unix mode, time,
 // "version made by"), or fixed ones for new entries, and a parallel deflate for large files.
-import { promisify } from 'node:util';
-import { constants as zlib, deflateRaw, deflateRawSync } from 'node:zlib';
+import { deflatePiecesOf, PIECE_SIZE, type DeflatePiecesOptions } from '../../zip/deflate-pieces.ts';
 import type { ZipEntry, ZipWriter } from '../../zip/index.ts';
 import { METHOD_STORED } from '../../zip/index.ts';
 
-const deflateRawAsync = promisify(deflateRaw);
-/** Pieces deflated independently (pigz-style); each restart costs well under 1 % of ratio. */
-const PIECE = 256 * 1024;
-const SAMPLE = 4 * 1024;
-const MAX_STORED = 65535;
-const PARALLEL = 4;
+const DEFAULT_LEVEL = 6;
 
 // How much the input's own deflate saved decides how a rewritten file is compressed: almost
 // nothing (< 0.5 %: encrypted or packed code) → stored, costing at most 0.5 % of that entry;
@@ -21,6 +15,8 @@ const FAST_ABOVE = 0.97;
 
 export interface EntryStyle {
   method: 'stored' | 'deflate';
+  /** compressed / uncompressed size of the input entry, when it was deflated. */
+  ratio?: number;
   /** zlib level for 'deflate'; undefined = the caller's level. */
   level?: number;
   attributes: { externalAttributes: number; versionMadeBy: number; dosTime: number; dosDate: number } | { unixMode: number; mtime: Date };
@@ -32,7 +28,7 @@ export function entryStyle(original: ZipEntry | undefined, time: Date): EntrySty
   const ratio = original.uncompressedSize === 0 ? 1 : original.compressedSize / original.uncompressedSize;
   const attributes = { externalAttributes: original.externalAttributes, versionMadeBy: original.versionMadeBy, dosTime: original.dosTime, dosDate: original.dosDate };
   if (original.method === METHOD_STORED || ratio >= STORE_ABOVE) return { method: 'stored', attributes };
-  return ratio >= FAST_ABOVE ? { method: 'deflate', level: 1, attributes } : { method: 'deflate', attributes };
+  return ratio >= FAST_ABOVE ? { method: 'deflate', level: 1, ratio, attributes } : { method: 'deflate', ratio, attributes };
 }
 
 export async function writeSmallEntry(writer: ZipWriter, name: string, bytes: Buffer, style: EntryStyle): Promise<void> {
@@ -41,67 +37,23 @@ export async function writeSmallEntry(writer: ZipWriter, name: string, bytes: Bu
 
 /**
  * Writes a large file given as chunks with a known CRC-32. Deflated files are cut into 256 KiB
- * pieces compressed on libuv's thread pool in parallel; each but the last ends with a sync flush
- * (byte-aligned, not final), so their concatenation is one valid deflate stream (RFC 1951
- * §3.2.3, as pigz does). A piece whose first 4 KiB do not shrink at level 1 (random or packed
- * data) is written as stored deflate blocks, by hand: compressing it would cost time for nothing.
+ * pieces compressed on libuv's thread pool in parallel, at a level keeping the input's ratio
+ * (zip/deflate-pieces.ts: the same bytes as a streamed entry gets).
  */
-export async function writeLargeEntry(writer: ZipWriter, name: string, chunks: readonly Buffer[], size: number, crc: number, style: EntryStyle, level: number): Promise<void> {
+export async function writeLargeEntry(writer: ZipWriter, name: string, chunks: readonly Buffer[], size: number, crc: number, style: EntryStyle, requested: number | undefined): Promise<void> {
   if (style.method === 'stored') {
     await writer.addEntry(name, iterate(chunks), { method: 'stored', alignment: 1, size, ...style.attributes });
     return;
   }
-  const pieces = split(chunks, PIECE);
-  // At most PARALLEL pieces in zlib at once (libuv's pool has 4 threads; more only adds memory).
-  // Incompressible pieces stay undefined: they are written as stored blocks straight into the
-  // payload below, so the data is copied once, not once per piece and again to join them.
-  const compressed: Array<Buffer | undefined> = new Array(pieces.length);
-  let next = 0;
-  const lane = async (): Promise<void> => {
-    while (next < pieces.length) {
-      const i = next++;
-      const piece = pieces[i]!;
-      const final = i === pieces.length - 1;
-      if (compressible(piece)) compressed[i] = await deflateRawAsync(piece, { level: style.level ?? level, finishFlush: final ? zlib.Z_FINISH : zlib.Z_SYNC_FLUSH });
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(PARALLEL, pieces.length) }, lane));
-  const payload = Buffer.allocUnsafe(pieces.reduce((n, piece, i) => n + (compressed[i]?.length ?? storedBlocksSize(piece.length)), 0));
-  let at = 0;
-  pieces.forEach((piece, i) => {
-    const deflated = compressed[i];
-    at = deflated === undefined ? writeStoredBlocks(piece, i === pieces.length - 1, payload, at) : at + deflated.copy(payload, at);
-  });
+  const payload = await deflatePiecesOf(split(chunks, PIECE_SIZE), piecesOptions(style, requested));
   await writer.addEntry(name, payload, { method: 'deflate', alignment: 1, precompressed: { crc32: crc, uncompressedSize: size }, ...style.attributes });
 }
 
-/**
- * RFC 1951 §3.2.4 stored blocks, written directly (a copy, no zlib): each block starts on a byte
- * boundary with the 3 header bits BFINAL + BTYPE 00 padded to a byte, then LEN and its one's
- * complement NLEN (little-endian), then LEN (≤ 65535) raw bytes. Every piece starts byte-aligned
- * (the previous one ended with a sync flush or a stored block), so no bit shifting is needed.
- */
-function writeStoredBlocks(piece: Buffer, final: boolean, out: Buffer, start: number): number {
-  const blocks = Math.max(1, Math.ceil(piece.length / MAX_STORED));
-  let at = start;
-  for (let b = 0; b < blocks; b++) {
-    const data = piece.subarray(b * MAX_STORED, Math.min(piece.length, (b + 1) * MAX_STORED));
-    out[at] = final && b === blocks - 1 ? 1 : 0;
-    out.writeUInt16LE(data.length, at + 1);
-    out.writeUInt16LE(~data.length & 0xffff, at + 3);
-    data.copy(out, at + 5);
-    at += 5 + data.length;
-  }
-  return at;
-}
-
-function storedBlocksSize(length: number): number {
-  return length + Math.max(1, Math.ceil(length / MAX_STORED)) * 5;
-}
-
-function compressible(piece: Buffer): boolean {
-  const sample = piece.subarray(0, SAMPLE);
-  return deflateRawSync(sample, { level: 1 }).length < sample.length * 0.98;
+/** The level asked for (the style's, else the caller's), or the default kept only where level 1 would lose ratio. */
+export function piecesOptions(style: EntryStyle, requested: number | undefined): DeflatePiecesOptions {
+  const level = style.level ?? requested;
+  if (level !== undefined) return { level };
+  return { level: DEFAULT_LEVEL, ...(style.ratio === undefined ? {} : { targetRatio: style.ratio }) };
 }
 
 async function* iterate(chunks: readonly Buffer[]): AsyncGenerator<Buffer> {

@@ -32,6 +32,7 @@ import { resultChunks, type MachOJob, type MachOJobResult, type SlotDigests } fr
 import { inProcessPool, workerPool, type MachOSignerPool } from './macho-pool.ts';
 import type { ResignedBundle, ResignOptions, ResignResult } from './options.ts';
 import { OrderedGate } from './ordered-gate.ts';
+import type { CopiedEntry, ResignProof } from './proof.ts';
 import { entryStyle, writeLargeEntry, writeSmallEntry } from './output.ts';
 import { planInfoPlists, type InfoPlan } from './overrides.ts';
 import { assignProfiles, checkRequestedEntitlements } from './profiles.ts';
@@ -71,9 +72,21 @@ interface Context {
   reports: Map<BundleNode, ResignedBundle>;
   /** Size from which Mach-O files are signed streaming; Infinity when the sink cannot patch headers. */
   streamAbove: number;
+  /** Names of the entries copied raw from the input, for the proof. */
+  copiedNames: Set<string>;
+  /** Mach-O files found not signable, copied as resources. */
+  unsigned: Set<string>;
 }
 
 export async function resignIpa(source: DataSource, sink: DataSink, options: ResignOptions): Promise<ResignResult> {
+  return (await resignIpaProved(source, sink, options)).result;
+}
+
+/**
+ * resignIpa, also returning the proof that verifyWritten (../verify-ipa/verify-written.ts) checks
+ * the output against instead of re-reading and re-hashing every copied entry.
+ */
+export async function resignIpaProved(source: DataSource, sink: DataSink, options: ResignOptions): Promise<{ result: ResignResult; proof: ResignProof }> {
   const now = options.now ?? new Date();
   const signingTime = options.signingTime ?? now;
   const zip = await openIpa(source);
@@ -120,12 +133,16 @@ export async function resignIpa(source: DataSource, sink: DataSink, options: Res
   const writer = new ZipWriter(sink, { alignment: { storedAlignment: 1 } });
   const dropped = new Set(layout.dropped.map((e) => e.name));
   let copied = 0;
+  // Entries written as raw copies of the input's (the proof), and Mach-O files found unsignable.
+  const copiedNames = new Set<string>();
+  const unsigned = new Set<string>();
   const copy = (async () => {
     const from = new ReadAheadSource(zip.source, COPY_WINDOW);
     for (const entry of zip.entriesInFileOrder()) {
       if (dropped.has(entry.name) || rewritten.has(entry.name)) continue;
       signal.throwIfAborted();
       await writer.addRaw(entry, from, { alignment: 'none' });
+      copiedNames.add(entry.name);
       copied++;
     }
   })();
@@ -143,7 +160,7 @@ export async function resignIpa(source: DataSource, sink: DataSink, options: Res
   // header in place (DataSink.writeAt). A sink that cannot would need a data descriptor, which
   // some iOS installers do not accept for stored entries, so such sinks get the in-memory path.
   const streamAbove = sink.writeAt === undefined ? Infinity : options.streamAbove ?? STREAM_ABOVE;
-  const context: Context = { zip, layout, infos, profiles, records, scan, options, signal, signingTime, pool, reports: new Map(), streamAbove };
+  const context: Context = { zip, layout, infos, profiles, records, scan, options, signal, signingTime, pool, reports: new Map(), streamAbove, copiedNames, unsigned };
   let counts: { rewritten: number; added: number };
   try {
     counts = await signBundles(context, writer, [...machO], copy);
@@ -157,11 +174,27 @@ export async function resignIpa(source: DataSource, sink: DataSink, options: Res
   }
   const result = await writer.finish();
   const mainInfo = infos.get(layout.main)!;
+  const proofCopied = new Map<string, CopiedEntry>();
+  const written = new Set<string>();
+  for (const { name } of writer.entries) {
+    if (!copiedNames.has(name)) {
+      written.add(name);
+      continue;
+    }
+    const entry = zip.getEntry(name)!;
+    proofCopied.set(name, {
+      inputDataOffset: entry.dataOffset, compressedSize: entry.compressedSize, uncompressedSize: entry.uncompressedSize,
+      crc32: entry.crc32, method: entry.method, record: records.get(name), unsignedMachO: unsigned.has(name),
+    });
+  }
   return {
-    app: appSummary(mainInfo.dict, mainInfo.bundleId),
-    bundles: layout.postOrder.map((b) => context.reports.get(b)!),
-    entries: { copied, rewritten: counts.rewritten, added: counts.added, dropped: dropped.size },
-    size: result.size,
+    result: {
+      app: appSummary(mainInfo.dict, mainInfo.bundleId),
+      bundles: layout.postOrder.map((b) => context.reports.get(b)!),
+      entries: { copied, rewritten: counts.rewritten, added: counts.added, dropped: dropped.size },
+      size: result.size,
+    },
+    proof: { inputSize: source.size, copied: proofCopied, written },
   };
 }
 
@@ -260,7 +293,8 @@ async function signLoose(context: Context, bundle: BundleNode, entry: ZipEntry):
     // MH_OBJECT, MH_DSYM and the like are resources: sealed, copied unchanged.
     if (stream !== undefined) bytes = await readMachO(context.zip, entry);
     context.records.set(entry.name, recordOf(bytes));
-    return [{ name: entry.name, write: (writer) => writer.addRaw(entry, context.zip, { alignment: 'none' }).then(() => undefined) }];
+    context.unsigned.add(entry.name);
+    return [{ name: entry.name, write: (writer) => writer.addRaw(entry, context.zip, { alignment: 'none' }).then(() => void context.copiedNames.add(entry.name)) }];
   }
   const signing = job(context, entry, bytes, { identifier: undefined, isMainExecutable: false });
   if (stream !== undefined) {
@@ -393,7 +427,7 @@ async function writeSigned(context: Context, writer: ZipWriter, entry: ZipEntry,
   // Reported as written, so the order of `code` is the (fixed) output order.
   report.code.push({ path: entry.name, identifier: result.identifier, cdhashes: result.cdhashes });
   const style = entryStyle(entry, context.signingTime);
-  await writeLargeEntry(writer, entry.name, resultChunks(result), result.size, result.crc32, style, context.options.compressionLevel ?? 6);
+  await writeLargeEntry(writer, entry.name, resultChunks(result), result.size, result.crc32, style, context.options.compressionLevel);
 }
 
 function bundleReport(context: Context, bundle: BundleNode): ResignedBundle {

@@ -7,7 +7,7 @@ import type { ZipEntry, ZipReader, ZipWriter } from '../../zip/index.ts';
 import { openMachOStream, streamingSigner, type MachOStream } from '../codesign/index.ts';
 import { signOptionsOf, type MachOJob } from './macho-job.ts';
 import type { ResignedBundle } from './options.ts';
-import { entryStyle } from './output.ts';
+import { entryStyle, piecesOptions } from './output.ts';
 import type { FileRecord } from './scan.ts';
 import { entryStreamInput } from './stream-entry.ts';
 
@@ -56,6 +56,8 @@ export function streamedWrite(entry: ZipEntry, stream: MachOStream, signing: Mac
       level: style.level ?? target.level ?? 6,
       alignment: 1,
       size: signer.size,
+      // Over both cores, at level 1 where that keeps the input's ratio (zip/deflate-pieces.ts).
+      ...(style.method === 'deflate' ? { pieces: piecesOptions(style, target.level) } : {}),
       ...style.attributes,
     });
     const cdhashes = signer.codeDirectories!.map((cd) => cd.digest.subarray(0, 20).toString('hex'));

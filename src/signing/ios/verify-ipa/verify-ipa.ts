@@ -5,16 +5,18 @@
 // the archive: only one Mach-O file is in memory at a time.
 import type { DataSource } from '../../data-source.ts';
 import { SigningError } from '../../errors.ts';
+import { droppedBuffers } from '../../reclaim.ts';
 import { plistToJs } from '../../plist/index.ts';
 import { ZipReader, type ZipEntry } from '../../zip/index.ts';
-import { appSummary, CODE_RESOURCES_FILE, describeBrokenBundle, discoverLayout, isProvisioned, openIpa, owningBundle, PROFILE_FILE, type BundleNode } from '../bundle/index.ts';
+import { appSummary, CODE_RESOURCES_FILE, describeBrokenBundle, discoverLayout, isProvisioned, openIpa, owningBundle, PROFILE_FILE, type BundleNode, type IpaLayout } from '../bundle/index.ts';
 import { checkSeal, parseCodeResources } from '../code-resources/index.ts';
-import { verifyMachO } from '../codesign/index.ts';
+import { verifyMachO, type HashType, type VerifyMachOOptions } from '../codesign/index.ts';
 import { parseProvisioningProfile } from '../profile/index.ts';
 import { existingEntitlements, isSignableCode, signerCertificate } from '../resign/existing-signature.ts';
 import { readMachO } from '../resign/read-macho.ts';
-import { filesUnder, isInDsym, recordOf, scanEntries, type FileRecord } from '../resign/scan.ts';
+import { filesUnder, isInDsym, recordOf, scanEntries, type FileRecord, type ScanResult } from '../resign/scan.ts';
 import { profileProblems } from './profile-checks.ts';
+import { streamCode } from './stream-code.ts';
 import type { BundleVerification, CodeVerification, IpaVerification } from './report.ts';
 
 export interface VerifyIpaOptions {
@@ -22,36 +24,70 @@ export interface VerifyIpaOptions {
   now?: Date;
   /** DER roots the code signatures' chains must end in (default: any self-signed root). */
   trustedRoots?: readonly Buffer[];
+  /** Mach-O files from this size on are verified streaming, never held whole (default 8 MiB; tests). */
+  streamAbove?: number;
 }
 
 const MAX_SMALL = 16 * 1024 * 1024;
+/** Mach-O files from this size on are verified streaming (stream-code.ts), as the re-signer signs them. */
+const STREAM_ABOVE = 8 * 1024 * 1024;
 
 export async function verifyIpa(source: DataSource, options: VerifyIpaOptions = {}): Promise<IpaVerification> {
-  const now = options.now ?? new Date();
   const zip = await openIpa(source);
   const layout = await discoverLayout(zip, { brokenBundles: 'report' });
-  const scan = await scanEntries(zip, layout.appFiles);
+  return verifyScanned(zip, layout, await scanEntries(zip, layout.appFiles), [], options);
+}
+
+/**
+ * The checks after the content pass: `scan` holds the digests of every file of the app and which
+ * files are Mach-O code to verify (verify-written.ts passes those of the rewritten files only,
+ * with the copied files' digests proved from the input). `problems`: found so far, not tied to
+ * one bundle.
+ */
+export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: ScanResult, found: string[], options: VerifyIpaOptions): Promise<IpaVerification> {
+  const now = options.now ?? new Date();
   const records = scan.records;
   const reports = new Map<BundleNode, BundleVerification>();
   for (const bundle of layout.postOrder) {
     reports.set(bundle, { path: bundle.dir, kind: bundle.kind, bundleId: bundle.bundleId, code: [], sealedFiles: 0, sealProblems: [], problems: [] });
   }
   // A code bundle without its executable: the signers refuse it, the report names it.
-  const problems: string[] = layout.brokenBundles.map(describeBrokenBundle);
+  const problems: string[] = [...found, ...layout.brokenBundles.map(describeBrokenBundle)];
   const teamIds = new Set<string>();
   let signer: string | undefined;
 
   // Mach-O files: one at a time, digested for the seal check, verified with their bundle's slots.
   const mains = new Map(layout.postOrder.map((b) => [b.executableEntry.name, b]));
+  let held = 0;
   for (const entry of layout.appFiles) {
     if (!scan.machO.has(entry.name)) continue;
-    const bytes = await readMachO(zip, entry);
-    records.set(entry.name, recordOf(bytes));
+    // The previous file (up to the size of the executable) is garbage now: free it early.
+    droppedBuffers(held);
+    // Every file is sealed by the bundle holding it, except the app's own executable (and each
+    // bundle's CodeResources): that one needs no digest, and is the largest.
+    const sealed = entry !== layout.main.executableEntry;
+    // Large files stream past once, never held whole (stream-code.ts).
+    const streamed = entry.uncompressedSize >= (options.streamAbove ?? STREAM_ABOVE) && !isInDsym(entry.name) ? await streamCode(zip, entry, sealed) : undefined;
+    let bytes = streamed?.standIn ?? (await readMachO(zip, entry));
+    held = streamed === undefined ? bytes.length : 0;
+    if (sealed) records.set(entry.name, streamed?.record ?? recordOf(bytes));
     if (!isSignableCode(bytes) || isInDsym(entry.name)) continue;
     const main = mains.get(entry.name);
     const bundle = main ?? owningBundle(layout, entry.name);
     const report = reports.get(bundle)!;
-    const code = await verifyCode(zip, entry, bytes, main, options);
+    let missed = false;
+    const pageHashes = streamed === undefined ? undefined : (type: HashType, codeLimit: number, pageSize: number): Buffer | undefined => {
+      const taken = streamed.pageHashes(type, codeLimit, pageSize);
+      if (taken === undefined) missed = true;
+      return taken;
+    };
+    let code = await verifyCode(zip, entry, bytes, main, options, pageHashes);
+    if (missed) {
+      // The signature asks for page hashes the stream did not take: read the file whole.
+      bytes = await readMachO(zip, entry);
+      held = bytes.length;
+      code = await verifyCode(zip, entry, bytes, main, options);
+    }
     report.code.push(code);
     if (code.teamId !== undefined) teamIds.add(code.teamId);
     if (main !== undefined) {
@@ -78,12 +114,12 @@ export async function verifyIpa(source: DataSource, options: VerifyIpaOptions = 
   };
 }
 
-async function verifyCode(zip: ZipReader, entry: ZipEntry, bytes: Buffer, main: BundleNode | undefined, options: VerifyIpaOptions): Promise<CodeVerification> {
+async function verifyCode(zip: ZipReader, entry: ZipEntry, bytes: Buffer, main: BundleNode | undefined, options: VerifyIpaOptions, pageHashes?: VerifyMachOOptions['pageHashes']): Promise<CodeVerification> {
   const slots = main === undefined ? {} : await bundleSlots(zip, main);
   const code: CodeVerification = { path: entry.name, slices: [], problems: [] };
   let report;
   try {
-    report = verifyMachO(bytes, { ...slots, ...(options.trustedRoots === undefined ? {} : { trustedRoots: options.trustedRoots }) });
+    report = verifyMachO(bytes, { ...slots, ...(options.trustedRoots === undefined ? {} : { trustedRoots: options.trustedRoots }), ...(pageHashes === undefined ? {} : { pageHashes }) });
   } catch (error) {
     if (!(error instanceof SigningError)) throw error;
     code.problems.push(`${error.message} (${error.code})`);

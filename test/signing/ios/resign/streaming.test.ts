@@ -3,8 +3,8 @@
 // 0) must give the same bytes and report as keeping all in memory, for deflated and stored
 // entries, nested bundles whose parents seal the streamed executables, a watch app, and
 // third-party apps (old signatures with entitlements, fat binaries, which stay in memory).
-// (Only the compressed bytes of a deflated entry above 256 KiB could differ: the in-memory path
-// deflates such files in parallel pieces. The signed files themselves are the same.)
+// (Both paths deflate in the same 256 KiB pieces at the same level, zip/deflate-pieces.ts, so
+// even the compressed bytes are the same.)
 // A sink that cannot patch headers gets the in-memory path, never a data descriptor.
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';

@@ -1,0 +1,150 @@
+// Deflating large content in independent pieces on libuv's thread pool, several at once, so a
+// rewritten entry (a signed 80 MiB executable) is compressed on every core instead of one, as
+// pigz does. Each piece is compressed on its own; each but the last ends with a sync flush
+// (RFC 1951 §3.2.3: byte-aligned, not final), so the pieces concatenate into one valid deflate
+// stream. Each restart loses the 32 KiB window: on 256 KiB pieces a fraction of a percent. A piece
+// whose first 4 KiB do not shrink at level 1 (random or packed data) is written as stored deflate
+// blocks by hand: compressing it would cost time for nothing. Hand-written: node:zlib has no
+// parallel deflate, and no maintained package runs one on libuv's pool.
+//
+// The same bytes whether the content is in memory (deflatePiecesOf) or streamed (deflatePieces):
+// the re-signer's streamed and in-memory paths give identical archives.
+//
+// Level (levelKeepingRatio): given what the input's own deflate achieved on this content, level 1
+// is used when a sample (the first piece) compresses at level 1 within 1 % of that ratio, or
+// within 1 % of the requested level on the sample — several times faster than level 6 and, on
+// code or a `zip -1` archive, as small — otherwise the requested level.
+import { promisify } from 'node:util';
+import { constants as zlib, deflateRaw, deflateRawSync } from 'node:zlib';
+
+const deflateRawAsync = promisify(deflateRaw);
+export const PIECE_SIZE = 256 * 1024;
+/** Pieces in zlib at once: libuv's pool has 4 threads; more only adds memory. */
+const PARALLEL = 4;
+const SAMPLE = 4 * 1024;
+const MAX_STORED = 65535;
+
+export interface DeflatePiecesOptions {
+  /** zlib level when level 1 does not keep `targetRatio`, or when none is given. */
+  level: number;
+  /** compressed / uncompressed size of the input's deflate of this content, if known. */
+  targetRatio?: number;
+}
+
+/**
+ * The level for content whose first piece is `sample` (see above): 1 when, on the sample, it
+ * keeps the input's ratio or comes within 1 % of the requested level.
+ */
+export function levelKeepingRatio(sample: Buffer, options: DeflatePiecesOptions): number {
+  if (options.targetRatio === undefined || sample.length === 0 || options.level <= 1) return options.level;
+  const fast = deflateRawSync(sample, { level: 1 }).length;
+  if (fast <= sample.length * options.targetRatio * 1.01 + 64) return 1;
+  return fast <= deflateRawSync(sample, { level: options.level }).length * 1.01 + 64 ? 1 : options.level;
+}
+
+/** The deflate stream of `data`, in order, compressing up to 4 pieces at once as it reads. */
+export async function* deflatePieces(data: AsyncIterable<Buffer>, options: DeflatePiecesOptions): AsyncGenerator<Buffer> {
+  let level: number | undefined;
+  const inflight: Array<Promise<Buffer>> = [];
+  const submit = (piece: Buffer, final: boolean): void => {
+    level ??= levelKeepingRatio(piece, options);
+    const job = deflatePiece(piece, final, level);
+    job.catch(() => {}); // awaited in order below
+    inflight.push(job);
+  };
+  // A full piece waits until more data shows it is not the last (the last one is final).
+  let held: Buffer | undefined;
+  let pending: Buffer[] = [];
+  let pendingLength = 0;
+  try {
+    for await (const chunk of data) {
+      let at = 0;
+      while (at < chunk.length) {
+        if (held !== undefined) {
+          submit(held, false);
+          held = undefined;
+          if (inflight.length >= PARALLEL) yield await inflight.shift()!;
+        }
+        const take = Math.min(PIECE_SIZE - pendingLength, chunk.length - at);
+        // Not copied (as a zlib stream holds what it is written): producers hand over their chunks.
+        pending.push(chunk.subarray(at, at + take));
+        pendingLength += take;
+        at += take;
+        if (pendingLength === PIECE_SIZE) {
+          held = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingLength);
+          pending = [];
+          pendingLength = 0;
+        }
+      }
+    }
+    submit(held ?? (pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingLength)), true);
+    while (inflight.length > 0) yield await inflight.shift()!;
+  } finally {
+    // Stopped early: let the pieces in zlib finish before their buffers are dropped.
+    await Promise.allSettled(inflight);
+  }
+}
+
+async function deflatePiece(piece: Buffer, final: boolean, level: number): Promise<Buffer> {
+  if (!compressible(piece)) {
+    const out = Buffer.allocUnsafe(storedBlocksSize(piece.length));
+    writeStoredBlocks(piece, final, out, 0);
+    return out;
+  }
+  return deflateRawAsync(piece, { level, finishFlush: final ? zlib.Z_FINISH : zlib.Z_SYNC_FLUSH });
+}
+
+/**
+ * The same bytes as deflatePieces for content already in memory as `pieces` (each PIECE_SIZE but
+ * the last): incompressible pieces are written as stored blocks straight into the payload, so
+ * the data is copied once, not once per piece and again to join them.
+ */
+export async function deflatePiecesOf(pieces: readonly Buffer[], options: DeflatePiecesOptions): Promise<Buffer> {
+  const level = levelKeepingRatio(pieces[0]!, options);
+  const compressed: Array<Buffer | undefined> = new Array(pieces.length);
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < pieces.length) {
+      const i = next++;
+      const piece = pieces[i]!;
+      if (compressible(piece)) compressed[i] = await deflateRawAsync(piece, { level, finishFlush: i === pieces.length - 1 ? zlib.Z_FINISH : zlib.Z_SYNC_FLUSH });
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(PARALLEL, pieces.length) }, lane));
+  const payload = Buffer.allocUnsafe(pieces.reduce((n, piece, i) => n + (compressed[i]?.length ?? storedBlocksSize(piece.length)), 0));
+  let at = 0;
+  pieces.forEach((piece, i) => {
+    const deflated = compressed[i];
+    at = deflated === undefined ? writeStoredBlocks(piece, i === pieces.length - 1, payload, at) : at + deflated.copy(payload, at);
+  });
+  return payload;
+}
+
+/**
+ * RFC 1951 §3.2.4 stored blocks, written directly (a copy, no zlib): each block starts on a byte
+ * boundary with the 3 header bits BFINAL + BTYPE 00 padded to a byte, then LEN and its one's
+ * complement NLEN (little-endian), then LEN (≤ 65535) raw bytes. Every piece starts byte-aligned
+ * (the previous one ended with a sync flush or a stored block), so no bit shifting is needed.
+ */
+function writeStoredBlocks(piece: Buffer, final: boolean, out: Buffer, start: number): number {
+  const blocks = Math.max(1, Math.ceil(piece.length / MAX_STORED));
+  let at = start;
+  for (let b = 0; b < blocks; b++) {
+    const data = piece.subarray(b * MAX_STORED, Math.min(piece.length, (b + 1) * MAX_STORED));
+    out[at] = final && b === blocks - 1 ? 1 : 0;
+    out.writeUInt16LE(data.length, at + 1);
+    out.writeUInt16LE(~data.length & 0xffff, at + 3);
+    data.copy(out, at + 5);
+    at += 5 + data.length;
+  }
+  return at;
+}
+
+function storedBlocksSize(length: number): number {
+  return length + Math.max(1, Math.ceil(length / MAX_STORED)) * 5;
+}
+
+function compressible(piece: Buffer): boolean {
+  const sample = piece.subarray(0, SAMPLE);
+  return deflateRawSync(sample, { level: 1 }).length < sample.length * 0.98;
+}
