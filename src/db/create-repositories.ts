@@ -6,6 +6,7 @@ import { certificateRepository } from './repositories/certificates.ts';
 import { developerAccountRepository } from './repositories/developer-accounts.ts';
 import { developerAppIdRepository } from './repositories/developer-app-ids.ts';
 import { distributionRepository } from './repositories/distributions.ts';
+import { lifecycleRepository } from './repositories/lifecycle.ts';
 import { invitationRepository, passwordResetRepository, sessionRepository, setupTokenRepository } from './repositories/sessions.ts';
 import { superSignatureRepository } from './repositories/super-signature.ts';
 import { userRepository } from './repositories/users.ts';
@@ -36,5 +37,6 @@ export function createRepositories(db: Kysely<Database>, box: SecretBox): Reposi
     setupTokens: setupTokenRepository(db),
     invitations: invitationRepository(db),
     passwordResets: passwordResetRepository(db),
+    lifecycle: lifecycleRepository(db),
   };
 }

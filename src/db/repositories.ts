@@ -3,6 +3,8 @@
 // All methods that take `accountId` scope the query to that account, so a foreign id reads as
 // "not found" and never leaks another account's data.
 import type { Credential } from './credential.ts';
+import type { RevocationCheckRow } from './lifecycle-tables.ts';
+import type { DeveloperAccountRow } from './super-tables.ts';
 import type { AppLinkRow, DistributionRow } from './distribution-tables.ts';
 import type { CertificateProfileRepository } from './repositories/certificate-profiles.ts';
 import type { DeveloperAccountRepository } from './repositories/developer-accounts.ts';
@@ -254,6 +256,23 @@ export interface Repositories {
   setupTokens: SetupTokenRepository;
   invitations: InvitationRepository;
   passwordResets: PasswordResetRepository;
+  lifecycle: LifecycleRepository;
+}
+
+/** Revocation answers by certificate fingerprint, and recorded health states (migration 0010). */
+export interface LifecycleRepository {
+  findRevocation(fingerprint: string): Promise<RevocationCheckRow | null>;
+  findRevocations(fingerprints: readonly string[]): Promise<Map<string, RevocationCheckRow>>;
+  /** Inserts or replaces the row of `row.fingerprint`. */
+  saveRevocation(row: RevocationCheckRow): Promise<void>;
+  /** Every certificate of every account (the periodic check); no secrets are opened. */
+  allCertificates(): Promise<CertificateRow[]>;
+  allDeveloperAccounts(): Promise<DeveloperAccountRow[]>;
+  /**
+   * Records `state` as the health of a certificate or developer account; true only for the one
+   * caller that changed it (compare-and-set), so a change is announced once.
+   */
+  recordHealth(table: 'certificates' | 'developer_accounts', id: string, state: string, at: Date): Promise<{ changed: boolean; previous: string | null }>;
 }
 
 export interface DistributionRepository {

@@ -10,6 +10,7 @@
 //   as TEXT (base64), never in the clear.
 import type { Selectable } from 'kysely';
 import type { DistributionTables } from './distribution-tables.ts';
+import type { LifecycleTables } from './lifecycle-tables.ts';
 import type { ProfileTables } from './profile-tables.ts';
 import type { SuperTables } from './super-tables.ts';
 import type { UserTables } from './user-tables.ts';
@@ -142,6 +143,9 @@ export interface CertificatesTable {
   profile_type: string | null;
   profile_expires_at: string | null;
   created_at: string;
+  /** The health state last recorded (migration 0010; null until first computed). */
+  health_state: string | null;
+  health_changed_at: string | null;
 }
 
 /** One row per delivery ATTEMPT, so the task can show every try with its outcome. */
@@ -187,7 +191,7 @@ export interface JobsTable {
 }
 
 /** Every table; later migrations' tables are declared beside them (distribution-tables.ts). */
-export interface Database extends DistributionTables, SuperTables, ProfileTables, UserTables {
+export interface Database extends DistributionTables, SuperTables, ProfileTables, UserTables, LifecycleTables {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   uploads: UploadsTable;

@@ -31,6 +31,9 @@ export interface DeveloperAccountsTable {
   checked_at: string;
   created_at: string;
   updated_at: string;
+  /** The lifecycle health state last recorded (migration 0010; null until first computed). */
+  health_state: string | null;
+  health_changed_at: string | null;
 }
 
 /** `reserved` while Signet asks Apple; then Apple's status (ENABLED, DISABLED, PROCESSING, INELIGIBLE). */

@@ -1,7 +1,7 @@
 // The ONLY wiring of the service: config → database → blob store → job queue → signers →
 // domain services → HTTP app (+ the embedded worker). `signet serve` calls startService; tests
 // call it too (with their own signers) to run a real listening server in-process or in a child.
-import { readFile } from 'node:fs/promises';
+import { readFile, readdir } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance, FastifyServerOptions } from 'fastify';
@@ -29,6 +29,8 @@ import type { Signer } from '../services/signer.ts';
 import { TaskService } from '../services/tasks.ts';
 import { UploadService, type PackageInspector } from '../services/uploads.ts';
 import { WebhookService } from '../services/webhooks.ts';
+import { LifecycleMonitor } from '../services/lifecycle-monitor.ts';
+import { RevocationService } from '../services/revocation.ts';
 import { AccountDeletionService } from '../services/account-deletion.ts';
 import { InvitationService } from '../services/invitations.ts';
 import { SessionService } from '../services/sessions.ts';
@@ -67,6 +69,8 @@ export interface RunningService {
   db: Db;
   queue: JobQueue;
   blobs: BlobStore;
+  /** The certificate health check this process runs periodically (null: no worker here). */
+  lifecycle: LifecycleMonitor | null;
   /** Graceful shutdown: aborts uploads, hands running tasks back to the queue, closes everything. */
   close(): Promise<void>;
 }
@@ -90,6 +94,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
   let queue: JobQueue | null = null;
   let worker: Worker | null = null;
   let stopSweeper = async (): Promise<void> => {};
+  let lifecycle: LifecycleMonitor | null = null;
   let pool: SignerPool | null = null;
   const releaseReader = new ReleaseReader();
   const keystores = new KeystoreReader();
@@ -123,6 +128,15 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     // The base URL is known once the port is; services read it lazily through this holder.
     const base = { url: baseUrlFor(config.port) };
     const profileReader: ProfileReader | null = productionProfileReader();
+    // Revocation (OCSP) of signing certificates: asked at upload and by the worker's periodic check.
+    let caCertificates: Promise<Buffer[]> | null = null;
+    const revocation = new RevocationService({
+      db,
+      outbound,
+      timeoutMs: config.lifecycle.ocspTimeoutMs,
+      recheckMs: config.lifecycle.checkIntervalSeconds * 1000,
+      caCertificates: () => (caCertificates ??= readCaDirectory(config.appleCaDir)),
+    });
     const uploads = new UploadService({
       db,
       blobs,
@@ -140,9 +154,11 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         const { describeCertificate } = await import('../signing/cms/index.ts');
         const identity = await keystores.loadIdentity(p12, { password });
         const info = describeCertificate(identity.certificate);
-        return { certificate: identity.certificate, subject: info.subject, serial: info.serialNumber, teamId: info.teamId ?? null, notAfter: info.notAfter };
+        return { certificate: identity.certificate, chain: identity.chain, subject: info.subject, serial: info.serialNumber, teamId: info.teamId ?? null, notAfter: info.notAfter };
       },
       ...(overrides.superSignature?.ascOptions ? { ascOptions: overrides.superSignature.ascOptions } : {}),
+      revocation,
+      expiringDays: config.lifecycle.expiringDays,
     });
     const deviceSigner = overrides.superSignature?.deviceSigner ?? resigningDeviceSigner({ appleCaDir: config.appleCaDir, loadIdentity: (p12, options) => keystores.loadIdentity(p12, options) });
     // UDID-capture profiles are signed with SIGNET_PROFILE_SIGNING_*, else the TLS pair, else not
@@ -175,6 +191,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       db,
       loadIdentity: (bytes, options) => keystores.loadIdentity(bytes, options),
       readProfile: profileReader,
+      revocation,
+      expiringDays: config.lifecycle.expiringDays,
     });
 
     const webhooks = new WebhookService({
@@ -282,7 +300,20 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         onExhausted: (job) => taskWorker.onExhausted(job),
         onError: (error) => app.log.error({ err: error }, 'job queue error'),
       });
-      stopSweeper = taskWorker.startSweeper();
+      const stopUploadSweeper = taskWorker.startSweeper();
+      const monitor = (lifecycle = new LifecycleMonitor({
+        db,
+        revocation,
+        certificates,
+        developerAccounts,
+        loadIdentity: (bytes, options) => keystores.loadIdentity(bytes, options),
+        logger: app.log,
+        intervalMs: config.lifecycle.checkIntervalSeconds * 1000,
+      }));
+      const stopMonitor = monitor.start();
+      stopSweeper = async () => {
+        await Promise.all([stopUploadSweeper(), stopMonitor()]);
+      };
     }
 
     await app.listen({ port: config.port, host: config.host });
@@ -323,7 +354,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         await ownScratch.close();
         await db.close();
       })());
-    return { app, url, db, queue: jobs, blobs: store, close };
+    return { app, url, db, queue: jobs, blobs: store, lifecycle, close };
   } catch (error) {
     await stopSweeper();
     await worker?.stop().catch(() => {});
@@ -337,4 +368,20 @@ export async function startService(config: Config, overrides: ServiceOverrides =
     await db.close().catch(() => {});
     throw error;
   }
+}
+
+/** The DER/PEM certificates in SIGNET_APPLE_CA_DIR (issuer candidates for revocation checks). */
+async function readCaDirectory(dir: string | null): Promise<Buffer[]> {
+  if (dir === null) return [];
+  const { parseCertificateBundle } = await import('../signing/cms/index.ts');
+  const names = await readdir(dir).catch(() => [] as string[]);
+  const out: Buffer[] = [];
+  for (const name of names) {
+    try {
+      out.push(...parseCertificateBundle(await readFile(path.join(dir, name))));
+    } catch {
+      // not a certificate file
+    }
+  }
+  return out;
 }

@@ -11,7 +11,10 @@ import { normalizeUdid } from '../apple/udid.ts';
 import type { Db } from '../db/database.ts';
 import type { DeveloperAccountHealth, DeveloperAccountRow } from '../db/super-tables.ts';
 import { AppError, errorCodeOf, type ErrorCode } from '../errors.ts';
+import type { RevocationCheckRow } from '../db/lifecycle-tables.ts';
+import { computeHealth, type HealthFinding, type HealthView } from './certificate-health.ts';
 import type { Principal } from './principal.ts';
+import type { RevocationService } from './revocation.ts';
 
 export interface DeveloperAccountInput {
   name: string | null;
@@ -31,6 +34,8 @@ export interface DeveloperAccountView {
   certificate: { subject: string; serial_number: string; expires_at: string };
   health: DeveloperAccountHealth;
   health_detail: string | null;
+  /** The distribution certificate's lifecycle health (dates and revocation), like a certificate's `health`. */
+  certificate_health: HealthView;
   usable: boolean;
   slots: Record<'iphone' | 'ipad' | 'ipod', { used: number; limit: number; free: number }>;
   checked_at: string;
@@ -38,7 +43,7 @@ export interface DeveloperAccountView {
 }
 
 /** Loads a .p12 (src/signing/cms loadIdentity), injected so the service does not load pkijs at start. */
-export type DistributionIdentityReader = (p12: Buffer, password: string) => Promise<{ certificate: Buffer; subject: string; serial: string; teamId: string | null; notAfter: Date }>;
+export type DistributionIdentityReader = (p12: Buffer, password: string) => Promise<{ certificate: Buffer; chain?: Buffer[]; subject: string; serial: string; teamId: string | null; notAfter: Date }>;
 
 export interface DeveloperAccountServiceOptions {
   db: Db;
@@ -47,6 +52,10 @@ export interface DeveloperAccountServiceOptions {
   now?: () => Date;
   /** Test seam: App Store Connect client options (backoff, fetch). */
   ascOptions?: { baseDelayMs?: number; maxRetries?: number };
+  /** Revocation (OCSP) of the distribution certificate, checked at registration and by the worker. */
+  revocation?: RevocationService;
+  /** Lifecycle health `expiring` within this many days (default 30). */
+  expiringDays?: number;
 }
 
 const ISSUER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -90,6 +99,10 @@ export class DeveloperAccountService {
     const identity = await this.#readIdentity(input.p12, input.password ?? '');
     if (identity.notAfter.getTime() <= this.#now().getTime()) {
       throw new AppError('developer_certificate_unusable', `The distribution certificate expired on ${identity.notAfter.toISOString().slice(0, 10)}.`);
+    }
+    const revocation = await this.#options.revocation?.check(identity.certificate, identity.chain ?? []);
+    if (revocation?.status === 'revoked') {
+      throw new AppError('developer_certificate_unusable', `The distribution certificate was revoked${revocation.revoked_at ? ` on ${revocation.revoked_at.slice(0, 10)}` : ''} (its OCSP responder says so).`);
     }
     const api = new AppStoreConnect({ baseUrl: this.#options.ascBaseUrl, key: { issuerId: input.issuerId, keyId: input.keyId, privateKeyPem: input.p8 }, ...this.#options.ascOptions });
     const certificates = await api.listDistributionCertificates();
@@ -202,9 +215,18 @@ export class DeveloperAccountService {
     for (const key of this.#clients.keys()) if (key.startsWith(`${id}:`)) this.#clients.delete(key);
   }
 
-  /** Usable for new devices: healthy and its certificate not expired. */
+  /** Usable for new devices: healthy and its certificate neither expired nor (as last recorded) revoked. */
   usable(row: DeveloperAccountRow): boolean {
-    return row.health === 'ok' && Date.parse(row.certificate_not_after) > this.#now().getTime();
+    return row.health === 'ok' && row.health_state !== 'revoked' && Date.parse(row.certificate_not_after) > this.#now().getTime();
+  }
+
+  /** The distribution certificate's lifecycle health from its dates, revocation and Apple's verdicts. */
+  async certificateHealth(row: DeveloperAccountRow, revocation?: RevocationCheckRow | null): Promise<HealthView> {
+    const answer = revocation === undefined ? await this.#options.db.repos.lifecycle.findRevocation(row.certificate_fingerprint) : revocation;
+    const extra: HealthFinding[] = [];
+    // Apple's own word (App Store Connect no longer lists the certificate) counts like an OCSP answer.
+    if (row.health === 'certificate_revoked') extra.push({ state: 'revoked', reason: row.health_detail ?? 'App Store Connect reports the distribution certificate revoked.' });
+    return computeHealth({ now: this.#now(), expiringDays: this.#options.expiringDays ?? 30, notAfter: row.certificate_not_after, teamId: row.team_id, profiles: null, revocation: answer, revocable: answer === null || answer.status !== 'not_applicable', extra });
   }
 
   async #find(principal: Principal, id: string): Promise<DeveloperAccountRow> {
@@ -228,6 +250,7 @@ export class DeveloperAccountService {
       certificate: { subject: row.certificate_subject, serial_number: row.certificate_serial, expires_at: row.certificate_not_after },
       health: row.health,
       health_detail: row.health_detail,
+      certificate_health: await this.certificateHealth(row),
       usable: this.usable(row),
       slots: { iphone: slot('IPHONE'), ipad: slot('IPAD'), ipod: slot('IPOD') },
       checked_at: row.checked_at,

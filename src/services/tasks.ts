@@ -175,18 +175,25 @@ export class TaskService {
     if (kind === null) {
       throw new AppError('certificate_required', `cert_type "${input.cert_type}" needs signing credentials this account has not set up.`);
     }
+    const now = this.now().toISOString();
     if (input.certificate_id !== undefined) {
       const chosen = await repo.find(principal.accountId, input.certificate_id);
       if (!chosen) throw new AppError('certificate_not_found', `No certificate ${input.certificate_id}.`);
       if (chosen.kind !== kind) throw new AppError('certificate_required', `Certificate ${chosen.id} is ${chosen.kind}; this task needs a ${kind} certificate.`);
+      // Nothing signed with an expired or revoked certificate installs: say so now, not as a failed task.
+      if (chosen.not_after !== null && chosen.not_after <= now) throw new SigningError('certificate_expired', `Certificate ${chosen.id} expired on ${chosen.not_after.slice(0, 10)}.`);
+      const revocation = await this.options.db.repos.lifecycle.findRevocation(chosen.fingerprint);
+      if (revocation?.status === 'revoked') throw new AppError('certificate_revoked', `Certificate ${chosen.id} was revoked${revocation.revoked_at ? ` on ${revocation.revoked_at.slice(0, 10)}` : ''}.`);
       return chosen;
     }
-    // Default: the newest certificate of the right kind that has not expired.
-    const now = this.now().toISOString();
+    // Default: the newest certificate of the right kind that has neither expired nor been revoked
+    // (as its OCSP responder last answered).
     for await (const certificate of allRows((page) => repo.list(principal.accountId, { ...page, kind }))) {
-      if (certificate.not_after === null || certificate.not_after > now) return certificate;
+      if (certificate.not_after !== null && certificate.not_after <= now) continue;
+      if ((await this.options.db.repos.lifecycle.findRevocation(certificate.fingerprint))?.status === 'revoked') continue;
+      return certificate;
     }
-    throw new AppError('certificate_required', `No usable ${kind} certificate; upload one with POST /v1/certificates.`);
+    throw new AppError('certificate_required', `No usable ${kind} certificate (none that has neither expired nor been revoked); upload one with POST /v1/certificates.`);
   }
 
   async get(principal: Principal, taskId: string): Promise<TaskView> {

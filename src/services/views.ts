@@ -2,6 +2,7 @@
 // body) shows a resource the same way. Secrets never leave through here: certificate views carry
 // metadata only.
 import type { CertificateProfileRow } from '../db/profile-tables.ts';
+import type { HealthView } from './certificate-health.ts';
 import type { AppRow, CertificateRow, TaskBundle, TaskRow, TaskStatus, TaskWarning, UploadRow, WebhookDeliveryRow, Platform } from '../db/schema.ts';
 
 export interface AppIdentityView {
@@ -106,7 +107,16 @@ export interface CertificateView {
   profiles: CertificateProfileView[];
   /** Install links signed with it that can still be used. */
   live_links: number;
+  /** Dates, profiles and revocation (OCSP) summed up; see certificate-health.ts. */
+  health: HealthView;
+  /** Upload answers only: what was accepted but needs attention (e.g. a profile about to expire). */
+  warnings?: UploadWarning[];
   created_at: string;
+}
+
+export interface UploadWarning {
+  code: string;
+  message: string;
 }
 
 export interface AppRowView {
@@ -235,7 +245,7 @@ export function certificateProfileView(row: CertificateProfileRow): CertificateP
 }
 
 /** `profiles`: the certificate's provisioning profiles, oldest first (iOS); `liveLinks`: usable install links signed with it. */
-export function certificateView(row: CertificateRow, profiles: readonly CertificateProfileRow[] = [], liveLinks = 0): CertificateView {
+export function certificateView(row: CertificateRow, profiles: readonly CertificateProfileRow[], liveLinks: number, health: HealthView): CertificateView {
   const first = profiles[0];
   return {
     id: row.id,
@@ -250,6 +260,7 @@ export function certificateView(row: CertificateRow, profiles: readonly Certific
     profile: row.kind === 'ios_enterprise' ? { name: first?.name ?? null, app_id: first?.app_id ?? null, type: first?.type ?? null, expires_at: first?.expires_at ?? null } : null,
     profiles: profiles.map(certificateProfileView),
     live_links: liveLinks,
+    health,
     created_at: row.created_at,
   };
 }

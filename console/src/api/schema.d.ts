@@ -2176,6 +2176,32 @@ export interface paths {
                                     created_at: string;
                                     /** @description Lowercase hex SHA-256 of the certificate (DER). */
                                     fingerprint: string;
+                                    health: {
+                                        /** @description The earliest expiry of the certificate and its profiles. */
+                                        expires_at: string | null;
+                                        /** @description Every finding, most severe first. */
+                                        findings: {
+                                            reason: string;
+                                            /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                            state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                        }[];
+                                        /** @description Why, for the state shown; null when ok. */
+                                        reason: string | null;
+                                        revocation: {
+                                            checked_at: string | null;
+                                            /** @description The answer is reused until then (RFC 6960 nextUpdate). */
+                                            next_update: string | null;
+                                            reason: string | null;
+                                            /** @description The OCSP responder URL from the certificate's Authority Information Access. */
+                                            responder: string | null;
+                                            revocation_reason: string | null;
+                                            revoked_at: string | null;
+                                            /** @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason). */
+                                            status: "good" | "revoked" | "unknown" | "unchecked" | "not_applicable" | "error";
+                                        } | null;
+                                        /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                        state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                    };
                                     /** @description `crt_…` */
                                     id: string;
                                     kind: "ios_enterprise" | "android";
@@ -2212,11 +2238,21 @@ export interface paths {
                                         /** @description `enterprise`, `ad-hoc`, `development` or `app-store`. */
                                         type: string | null;
                                         uuid: string | null;
+                                        /** @description Upload answers: accepted, but needs attention (`profile_expiring`: it expires within 7 days). */
+                                        warnings?: {
+                                            code: string;
+                                            message: string;
+                                        }[];
                                     }[];
                                     /** @description Subject of the signing certificate. */
                                     subject: string | null;
                                     /** @description Apple team id (iOS), or the certificate's OU. */
                                     team_id: string | null;
+                                    /** @description Upload answers: accepted, but needs attention (`profile_expiring`: a profile expires within 7 days). */
+                                    warnings?: {
+                                        code: string;
+                                        message: string;
+                                    }[];
                                 }[];
                             };
                         };
@@ -2291,7 +2327,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a signing certificate
-         * @description Multipart form. `kind`: `ios_enterprise` or `android`. `file`: .p12/.pfx (iOS, Android), .jks (Android) or a PEM with the private key and certificate (Android; or the key alone plus a `certificate` file). `password`: the file's password. `key_password`: the key's own password when it differs (JKS). `alias`: which keystore entry (default: the only/first key). `profile`: the .mobileprovision (iOS, required). `name`: a label. The key, passwords and profile are encrypted at rest (AES-256-GCM). More profiles (extensions with their own App IDs) are attached with POST /v1/certificates/{certificate_id}/profiles.
+         * @description Multipart form. `kind`: `ios_enterprise` or `android`. `file`: .p12/.pfx (iOS, Android), .jks (Android) or a PEM with the private key and certificate (Android; or the key alone plus a `certificate` file). `password`: the file's password. `key_password`: the key's own password when it differs (JKS). `alias`: which keystore entry (default: the only/first key). `profile`: the .mobileprovision (iOS, required). `name`: a label. The key, passwords and profile are encrypted at rest (AES-256-GCM). More profiles (extensions with their own App IDs) are attached with POST /v1/certificates/{certificate_id}/profiles. An expired certificate (`certificate_expired`), an expired profile (`profile_expired`) and a certificate its issuer revoked (`certificate_revoked`, asked of the OCSP responder the certificate names) are refused; a profile expiring within 7 days is accepted with a `profile_expiring` warning. `health` sums up dates, profiles and revocation.
          */
         post: {
             parameters: {
@@ -2351,6 +2387,32 @@ export interface paths {
                                 created_at: string;
                                 /** @description Lowercase hex SHA-256 of the certificate (DER). */
                                 fingerprint: string;
+                                health: {
+                                    /** @description The earliest expiry of the certificate and its profiles. */
+                                    expires_at: string | null;
+                                    /** @description Every finding, most severe first. */
+                                    findings: {
+                                        reason: string;
+                                        /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                        state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                    }[];
+                                    /** @description Why, for the state shown; null when ok. */
+                                    reason: string | null;
+                                    revocation: {
+                                        checked_at: string | null;
+                                        /** @description The answer is reused until then (RFC 6960 nextUpdate). */
+                                        next_update: string | null;
+                                        reason: string | null;
+                                        /** @description The OCSP responder URL from the certificate's Authority Information Access. */
+                                        responder: string | null;
+                                        revocation_reason: string | null;
+                                        revoked_at: string | null;
+                                        /** @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason). */
+                                        status: "good" | "revoked" | "unknown" | "unchecked" | "not_applicable" | "error";
+                                    } | null;
+                                    /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                    state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                };
                                 /** @description `crt_…` */
                                 id: string;
                                 kind: "ios_enterprise" | "android";
@@ -2387,11 +2449,21 @@ export interface paths {
                                     /** @description `enterprise`, `ad-hoc`, `development` or `app-store`. */
                                     type: string | null;
                                     uuid: string | null;
+                                    /** @description Upload answers: accepted, but needs attention (`profile_expiring`: it expires within 7 days). */
+                                    warnings?: {
+                                        code: string;
+                                        message: string;
+                                    }[];
                                 }[];
                                 /** @description Subject of the signing certificate. */
                                 subject: string | null;
                                 /** @description Apple team id (iOS), or the certificate's OU. */
                                 team_id: string | null;
+                                /** @description Upload answers: accepted, but needs attention (`profile_expiring`: a profile expires within 7 days). */
+                                warnings?: {
+                                    code: string;
+                                    message: string;
+                                }[];
                             };
                         };
                     };
@@ -2448,6 +2520,9 @@ export interface paths {
                  * @description `certificate_password_incorrect`: The password does not open the certificate file.
                  *     `profile_certificate_mismatch`: The provisioning profile does not include the signing certificate.
                  *     `certificate_invalid`: The certificate cannot be parsed.
+                 *     `certificate_expired`: The signing certificate has expired.
+                 *     `certificate_revoked`: The certificate was revoked by its issuer (OCSP); nothing signed with it will launch.
+                 *     `profile_expired`: The provisioning profile has expired.
                  *     `keystore_unsupported`: The keystore format is not supported.
                  *     `keystore_alias_not_found`: The keystore holds no key entry with that alias.
                  *     `keystore_no_private_key`: The keystore holds no private key.
@@ -2549,6 +2624,32 @@ export interface paths {
                                 created_at: string;
                                 /** @description Lowercase hex SHA-256 of the certificate (DER). */
                                 fingerprint: string;
+                                health: {
+                                    /** @description The earliest expiry of the certificate and its profiles. */
+                                    expires_at: string | null;
+                                    /** @description Every finding, most severe first. */
+                                    findings: {
+                                        reason: string;
+                                        /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                        state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                    }[];
+                                    /** @description Why, for the state shown; null when ok. */
+                                    reason: string | null;
+                                    revocation: {
+                                        checked_at: string | null;
+                                        /** @description The answer is reused until then (RFC 6960 nextUpdate). */
+                                        next_update: string | null;
+                                        reason: string | null;
+                                        /** @description The OCSP responder URL from the certificate's Authority Information Access. */
+                                        responder: string | null;
+                                        revocation_reason: string | null;
+                                        revoked_at: string | null;
+                                        /** @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason). */
+                                        status: "good" | "revoked" | "unknown" | "unchecked" | "not_applicable" | "error";
+                                    } | null;
+                                    /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                    state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                };
                                 /** @description `crt_…` */
                                 id: string;
                                 kind: "ios_enterprise" | "android";
@@ -2585,11 +2686,21 @@ export interface paths {
                                     /** @description `enterprise`, `ad-hoc`, `development` or `app-store`. */
                                     type: string | null;
                                     uuid: string | null;
+                                    /** @description Upload answers: accepted, but needs attention (`profile_expiring`: it expires within 7 days). */
+                                    warnings?: {
+                                        code: string;
+                                        message: string;
+                                    }[];
                                 }[];
                                 /** @description Subject of the signing certificate. */
                                 subject: string | null;
                                 /** @description Apple team id (iOS), or the certificate's OU. */
                                 team_id: string | null;
+                                /** @description Upload answers: accepted, but needs attention (`profile_expiring`: a profile expires within 7 days). */
+                                warnings?: {
+                                    code: string;
+                                    message: string;
+                                }[];
                             };
                         };
                     };
@@ -2864,6 +2975,11 @@ export interface paths {
                                     /** @description `enterprise`, `ad-hoc`, `development` or `app-store`. */
                                     type: string | null;
                                     uuid: string | null;
+                                    /** @description Upload answers: accepted, but needs attention (`profile_expiring`: it expires within 7 days). */
+                                    warnings?: {
+                                        code: string;
+                                        message: string;
+                                    }[];
                                 }[];
                             };
                         };
@@ -2997,6 +3113,11 @@ export interface paths {
                                 /** @description `enterprise`, `ad-hoc`, `development` or `app-store`. */
                                 type: string | null;
                                 uuid: string | null;
+                                /** @description Upload answers: accepted, but needs attention (`profile_expiring`: it expires within 7 days). */
+                                warnings?: {
+                                    code: string;
+                                    message: string;
+                                }[];
                             };
                         };
                     };
@@ -3067,6 +3188,7 @@ export interface paths {
                 };
                 /**
                  * @description `profile_certificate_mismatch`: The provisioning profile does not include the signing certificate.
+                 *     `profile_expired`: The provisioning profile has expired.
                  *     `profile_invalid`: The provisioning profile cannot be read.
                  */
                 422: {
@@ -3175,6 +3297,11 @@ export interface paths {
                                 /** @description `enterprise`, `ad-hoc`, `development` or `app-store`. */
                                 type: string | null;
                                 uuid: string | null;
+                                /** @description Upload answers: accepted, but needs attention (`profile_expiring`: it expires within 7 days). */
+                                warnings?: {
+                                    code: string;
+                                    message: string;
+                                }[];
                             };
                         };
                     };
@@ -3807,6 +3934,32 @@ export interface paths {
                                         serial_number: string;
                                         subject: string;
                                     };
+                                    certificate_health: {
+                                        /** @description The earliest expiry of the certificate and its profiles. */
+                                        expires_at: string | null;
+                                        /** @description Every finding, most severe first. */
+                                        findings: {
+                                            reason: string;
+                                            /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                            state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                        }[];
+                                        /** @description Why, for the state shown; null when ok. */
+                                        reason: string | null;
+                                        revocation: {
+                                            checked_at: string | null;
+                                            /** @description The answer is reused until then (RFC 6960 nextUpdate). */
+                                            next_update: string | null;
+                                            reason: string | null;
+                                            /** @description The OCSP responder URL from the certificate's Authority Information Access. */
+                                            responder: string | null;
+                                            revocation_reason: string | null;
+                                            revoked_at: string | null;
+                                            /** @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason). */
+                                            status: "good" | "revoked" | "unknown" | "unchecked" | "not_applicable" | "error";
+                                        } | null;
+                                        /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                        state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                    };
                                     /**
                                      * Format: date-time
                                      * @description ISO 8601 UTC timestamp.
@@ -3951,6 +4104,32 @@ export interface paths {
                                     expires_at: string;
                                     serial_number: string;
                                     subject: string;
+                                };
+                                certificate_health: {
+                                    /** @description The earliest expiry of the certificate and its profiles. */
+                                    expires_at: string | null;
+                                    /** @description Every finding, most severe first. */
+                                    findings: {
+                                        reason: string;
+                                        /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                        state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                    }[];
+                                    /** @description Why, for the state shown; null when ok. */
+                                    reason: string | null;
+                                    revocation: {
+                                        checked_at: string | null;
+                                        /** @description The answer is reused until then (RFC 6960 nextUpdate). */
+                                        next_update: string | null;
+                                        reason: string | null;
+                                        /** @description The OCSP responder URL from the certificate's Authority Information Access. */
+                                        responder: string | null;
+                                        revocation_reason: string | null;
+                                        revoked_at: string | null;
+                                        /** @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason). */
+                                        status: "good" | "revoked" | "unknown" | "unchecked" | "not_applicable" | "error";
+                                    } | null;
+                                    /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                    state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
                                 };
                                 /**
                                  * Format: date-time
@@ -4182,6 +4361,32 @@ export interface paths {
                                     expires_at: string;
                                     serial_number: string;
                                     subject: string;
+                                };
+                                certificate_health: {
+                                    /** @description The earliest expiry of the certificate and its profiles. */
+                                    expires_at: string | null;
+                                    /** @description Every finding, most severe first. */
+                                    findings: {
+                                        reason: string;
+                                        /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                        state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                    }[];
+                                    /** @description Why, for the state shown; null when ok. */
+                                    reason: string | null;
+                                    revocation: {
+                                        checked_at: string | null;
+                                        /** @description The answer is reused until then (RFC 6960 nextUpdate). */
+                                        next_update: string | null;
+                                        reason: string | null;
+                                        /** @description The OCSP responder URL from the certificate's Authority Information Access. */
+                                        responder: string | null;
+                                        revocation_reason: string | null;
+                                        revoked_at: string | null;
+                                        /** @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason). */
+                                        status: "good" | "revoked" | "unknown" | "unchecked" | "not_applicable" | "error";
+                                    } | null;
+                                    /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                    state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
                                 };
                                 /**
                                  * Format: date-time
@@ -4475,6 +4680,32 @@ export interface paths {
                                     expires_at: string;
                                     serial_number: string;
                                     subject: string;
+                                };
+                                certificate_health: {
+                                    /** @description The earliest expiry of the certificate and its profiles. */
+                                    expires_at: string | null;
+                                    /** @description Every finding, most severe first. */
+                                    findings: {
+                                        reason: string;
+                                        /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                        state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                    }[];
+                                    /** @description Why, for the state shown; null when ok. */
+                                    reason: string | null;
+                                    revocation: {
+                                        checked_at: string | null;
+                                        /** @description The answer is reused until then (RFC 6960 nextUpdate). */
+                                        next_update: string | null;
+                                        reason: string | null;
+                                        /** @description The OCSP responder URL from the certificate's Authority Information Access. */
+                                        responder: string | null;
+                                        revocation_reason: string | null;
+                                        revoked_at: string | null;
+                                        /** @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason). */
+                                        status: "good" | "revoked" | "unknown" | "unchecked" | "not_applicable" | "error";
+                                    } | null;
+                                    /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                    state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
                                 };
                                 /**
                                  * Format: date-time

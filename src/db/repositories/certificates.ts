@@ -50,6 +50,8 @@ export function certificateRepository(db: Kysely<Database>, box: SecretBox): Cer
         profile_type: null,
         profile_expires_at: null,
         created_at: nowIso(),
+        health_state: null,
+        health_changed_at: null,
       };
       await db.insertInto('certificates').values(row).execute();
       return row;

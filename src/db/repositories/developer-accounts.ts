@@ -123,6 +123,8 @@ export function developerAccountRepository(db: Kysely<Database>, box: SecretBox)
         checked_at: now,
         created_at: now,
         updated_at: now,
+        health_state: null,
+        health_changed_at: null,
       };
       await db.insertInto('developer_accounts').values(row).execute();
       return row;

@@ -52,12 +52,17 @@ export function certificateRoutes(app: FastifyInstance, certificates: Certificat
           'and certificate (Android; or the key alone plus a `certificate` file). `password`: the file\'s password. `key_password`: the key\'s own ' +
           'password when it differs (JKS). `alias`: which keystore entry (default: the only/first key). `profile`: the .mobileprovision (iOS, required). ' +
           '`name`: a label. The key, passwords and profile are encrypted at rest (AES-256-GCM). ' +
-          'More profiles (extensions with their own App IDs) are attached with POST /v1/certificates/{certificate_id}/profiles.',
+          'More profiles (extensions with their own App IDs) are attached with POST /v1/certificates/{certificate_id}/profiles. ' +
+          'An expired certificate (`certificate_expired`), an expired profile (`profile_expired`) and a certificate its issuer revoked (`certificate_revoked`, asked of the OCSP responder the certificate names) are refused; ' +
+          'a profile expiring within 7 days is accepted with a `profile_expiring` warning. `health` sums up dates, profiles and revocation.',
         consumes: ['multipart/form-data'],
         response: responses(envelope(Certificate), [
           'certificate_password_incorrect',
           'profile_certificate_mismatch',
           'certificate_invalid',
+          'certificate_expired',
+          'certificate_revoked',
+          'profile_expired',
           'keystore_unsupported',
           'keystore_alias_not_found',
           'keystore_no_private_key',

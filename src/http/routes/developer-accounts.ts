@@ -7,7 +7,7 @@ import type { DeveloperAccountInput, DeveloperAccountService } from '../../servi
 import { type MultipartForm, readMultipartForm } from '../multipart-form.ts';
 import { principalOf } from '../plugins/auth.ts';
 import { envelope, NullableString, responses, Timestamp } from '../schemas/common.ts';
-import { IdParam } from '../schemas/resources.ts';
+import { Health as CertificateHealth, IdParam } from '../schemas/resources.ts';
 
 const MAX_FILE_BYTES = 64 * 1024;
 const FILE_FIELDS = ['p8', 'p12'] as const;
@@ -28,6 +28,7 @@ export const DeveloperAccount = Type.Object(
     certificate: Type.Object({ subject: Type.String(), serial_number: Type.String(), expires_at: Timestamp }, { additionalProperties: false }),
     health: Health,
     health_detail: NullableString('Apple\'s explanation when health is not ok.'),
+    certificate_health: CertificateHealth,
     usable: Type.Boolean({ description: 'Healthy with a current certificate: new devices may be registered in it.' }),
     slots: Type.Object(
       { iphone: Slot, ipad: Slot, ipod: Slot },

@@ -1,0 +1,35 @@
+// Table types of migration 0010 (certificate lifecycle); part of `Database` in ./schema.ts.
+import type { Selectable } from 'kysely';
+
+/**
+ * good | revoked | unknown: the responder's answer; unchecked: not asked yet; not_applicable:
+ * the certificate names no OCSP responder (self-signed Android keys); error: asking failed
+ * (`reason` says why). Only an answer the responder signed is ever `revoked`.
+ */
+export type RevocationStatus = 'good' | 'revoked' | 'unknown' | 'unchecked' | 'not_applicable' | 'error';
+
+export interface RevocationChecksTable {
+  /** Lowercase hex SHA-256 of the certificate DER (certificates.fingerprint). */
+  fingerprint: string;
+  /** The certificate, base64 DER (public: it is embedded in every build it signs). */
+  certificate_der: string;
+  /** The issuing CA certificate, base64 DER (public); null while it could not be found. */
+  issuer_der: string | null;
+  ocsp_url: string | null;
+  status: RevocationStatus;
+  /** Why the status is not a responder's answer (error, unknown), for people. */
+  reason: string | null;
+  checked_at: string | null;
+  /** The answer's validity (RFC 6960 §4.2.2.1); it is reused until next_update. */
+  this_update: string | null;
+  next_update: string | null;
+  revoked_at: string | null;
+  revocation_reason: string | null;
+  created_at: string;
+}
+
+export interface LifecycleTables {
+  revocation_checks: RevocationChecksTable;
+}
+
+export type RevocationCheckRow = Selectable<RevocationChecksTable>;
