@@ -1,6 +1,7 @@
 // Binds every repository to one Kysely instance (the database or a transaction).
 import type { Kysely } from 'kysely';
 import { accountRepository, apiKeyRepository } from './repositories/accounts.ts';
+import { accountWebhookRepository } from './repositories/account-webhooks.ts';
 import { certificateProfileRepository } from './repositories/certificate-profiles.ts';
 import { certificateRepository } from './repositories/certificates.ts';
 import { developerAccountRepository } from './repositories/developer-accounts.ts';
@@ -38,5 +39,6 @@ export function createRepositories(db: Kysely<Database>, box: SecretBox): Reposi
     invitations: invitationRepository(db),
     passwordResets: passwordResetRepository(db),
     lifecycle: lifecycleRepository(db),
+    accountWebhooks: accountWebhookRepository(db),
   };
 }

@@ -28,8 +28,57 @@ export interface RevocationChecksTable {
   created_at: string;
 }
 
+/** Account webhooks (migration 0011). */
+export interface AccountWebhooksTable {
+  /** `whk_…` */
+  id: string;
+  account_id: string;
+  url: string;
+  /** JSON array of the event types it receives. */
+  events_json: string;
+  state: 'enabled' | 'disabled';
+  description: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+/** One event of an account (what webhooks receive; the console's recent alerts). */
+export interface AccountEventsTable {
+  /** `evt_…` */
+  id: string;
+  account_id: string;
+  type: string;
+  /** The certificate, developer account, task or distribution it is about. */
+  subject_id: string;
+  /** JSON of the event's data as it was when it happened. */
+  data_json: string;
+  created_at: string;
+}
+
+/** One row per delivery attempt of an event to a webhook. */
+export interface AccountWebhookDeliveriesTable {
+  id: string;
+  webhook_id: string;
+  event_id: string;
+  account_id: string;
+  event: string;
+  url: string;
+  attempt: number;
+  outcome: 'delivered' | 'failed' | 'refused';
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  created_at: string;
+}
+
 export interface LifecycleTables {
   revocation_checks: RevocationChecksTable;
+  account_webhooks: AccountWebhooksTable;
+  account_events: AccountEventsTable;
+  account_webhook_deliveries: AccountWebhookDeliveriesTable;
 }
 
 export type RevocationCheckRow = Selectable<RevocationChecksTable>;
+export type AccountWebhookRow = Selectable<AccountWebhooksTable>;
+export type AccountEventRow = Selectable<AccountEventsTable>;
+export type AccountWebhookDeliveryRow = Selectable<AccountWebhookDeliveriesTable>;

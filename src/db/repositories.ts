@@ -6,6 +6,7 @@ import type { Credential } from './credential.ts';
 import type { RevocationCheckRow } from './lifecycle-tables.ts';
 import type { DeveloperAccountRow } from './super-tables.ts';
 import type { AppLinkRow, DistributionRow } from './distribution-tables.ts';
+import type { AccountWebhookRepository } from './repositories/account-webhooks.ts';
 import type { CertificateProfileRepository } from './repositories/certificate-profiles.ts';
 import type { DeveloperAccountRepository } from './repositories/developer-accounts.ts';
 import type { DeveloperAppIdRepository } from './repositories/developer-app-ids.ts';
@@ -257,6 +258,7 @@ export interface Repositories {
   invitations: InvitationRepository;
   passwordResets: PasswordResetRepository;
   lifecycle: LifecycleRepository;
+  accountWebhooks: AccountWebhookRepository;
 }
 
 /** Revocation answers by certificate fingerprint, and recorded health states (migration 0010). */

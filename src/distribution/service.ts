@@ -55,6 +55,8 @@ export const RESUME_WINDOW_MS = 24 * 3600_000;
 
 export interface DistributionServiceOptions {
   db: Db;
+  /** Called once when a download fills a link's quota (account events). */
+  onQuotaReached?: (distribution: DistributionRow, downloads: number) => Promise<void>;
   blobs: BlobStore;
   /** Public base URL, no trailing slash (config.publicUrl or the local listener). */
   baseUrl: string;
@@ -277,7 +279,10 @@ export class DistributionService {
    * even after the quota filled.
    */
   async countDownload(distribution: DistributionRow, client: string, now = new Date()): Promise<boolean> {
-    if ((await this.#db.repos.distributions.countDownload(distribution.id, now)) === null) return false;
+    const count = await this.#db.repos.distributions.countDownload(distribution.id, now);
+    if (count === null) return false;
+    // The one increment that fills the quota announces it (the increment is atomic).
+    if (distribution.max_downloads !== null && count === distribution.max_downloads) await this.#options.onQuotaReached?.(distribution, count);
     await this.#db.repos.distributions.recordDownloadStart(distribution.id, client, now, new Date(now.getTime() - RESUME_WINDOW_MS));
     return true;
   }

@@ -32,6 +32,7 @@ const SERVICE_STATUS: Record<ServiceErrorCode, number> = {
   certificate_not_found: 404,
   certificate_in_use: 409,
   certificate_revoked: 422,
+  webhook_not_found: 404,
   certificate_password_incorrect: 422,
   certificate_profile_required: 409,
   profile_not_found: 404,

@@ -30,6 +30,7 @@ import { TaskService } from '../services/tasks.ts';
 import { UploadService, type PackageInspector } from '../services/uploads.ts';
 import { WebhookService } from '../services/webhooks.ts';
 import { LifecycleMonitor } from '../services/lifecycle-monitor.ts';
+import { AccountEventService } from '../services/account-events.ts';
 import { RevocationService } from '../services/revocation.ts';
 import { AccountDeletionService } from '../services/account-deletion.ts';
 import { InvitationService } from '../services/invitations.ts';
@@ -159,6 +160,9 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       ...(overrides.superSignature?.ascOptions ? { ascOptions: overrides.superSignature.ascOptions } : {}),
       revocation,
       expiringDays: config.lifecycle.expiringDays,
+      onHealthRecorded: async (row) => {
+        await monitor.checkDeveloperAccount(row);
+      },
     });
     const deviceSigner = overrides.superSignature?.deviceSigner ?? resigningDeviceSigner({ appleCaDir: config.appleCaDir, loadIdentity: (p12, options) => keystores.loadIdentity(p12, options) });
     // UDID-capture profiles are signed with SIGNET_PROFILE_SIGNING_*, else the TLS pair, else not
@@ -193,7 +197,23 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       readProfile: profileReader,
       revocation,
       expiringDays: config.lifecycle.expiringDays,
+      onCreated: async (row) => {
+        await monitor.checkCertificate(row);
+      },
     });
+    // Account events (alerts) and account webhooks; the monitor records health and announces changes.
+    const events = new AccountEventService({ db, queue: jobs, outbound });
+    const monitor: LifecycleMonitor = (lifecycle = new LifecycleMonitor({
+      db,
+      revocation,
+      certificates,
+      developerAccounts,
+      events,
+      loadIdentity: (bytes, options) => keystores.loadIdentity(bytes, options),
+      // The app's logger exists once the app does (below); the monitor logs through it.
+      logger: { debug: (o, m) => appLog?.debug(o, m), info: (o, m) => appLog?.info(o, m), warn: (o, m) => appLog?.warn(o, m), error: (o, m) => appLog?.error(o, m) },
+      intervalMs: config.lifecycle.checkIntervalSeconds * 1000,
+    }));
 
     const webhooks = new WebhookService({
       db,
@@ -206,6 +226,16 @@ export async function startService(config: Config, overrides: ServiceOverrides =
 
     const distributions = new DistributionService({
       db,
+      onQuotaReached: async (distribution, downloads) => {
+        await events
+          .emit({
+            accountId: distribution.account_id,
+            type: 'distribution.quota_reached',
+            subjectId: distribution.id,
+            data: { distribution_id: distribution.id, task_id: distribution.task_id, app_id: distribution.app_id, url: `${base.url}/d/${distribution.slug}`, downloads, max_downloads: distribution.max_downloads },
+          })
+          .catch((error: unknown) => appLog?.error({ err: error, distribution_id: distribution.id }, 'quota event not recorded'));
+      },
       blobs,
       get baseUrl() {
         return base.url;
@@ -238,6 +268,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       uploads,
       tasks,
       certificates,
+      events,
       apps,
       distributions,
       developerAccounts,
@@ -286,6 +317,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         tasks,
         uploads,
         webhooks,
+        events,
         scratch: ownScratch,
         onSucceeded: (task) => distributions.publish(task),
         onSigned: (task, seconds, outcome) => metrics.signingDuration.observe({ platform: task.platform, cert_type: task.cert_type, outcome }, seconds),
@@ -301,15 +333,6 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         onError: (error) => app.log.error({ err: error }, 'job queue error'),
       });
       const stopUploadSweeper = taskWorker.startSweeper();
-      const monitor = (lifecycle = new LifecycleMonitor({
-        db,
-        revocation,
-        certificates,
-        developerAccounts,
-        loadIdentity: (bytes, options) => keystores.loadIdentity(bytes, options),
-        logger: app.log,
-        intervalMs: config.lifecycle.checkIntervalSeconds * 1000,
-      }));
       const stopMonitor = monitor.start();
       stopSweeper = async () => {
         await Promise.all([stopUploadSweeper(), stopMonitor()]);

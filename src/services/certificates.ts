@@ -65,6 +65,8 @@ export interface CertificateServiceOptions {
   /** Health `expiring` within this many days (default 30). */
   expiringDays?: number;
   now?: () => Date;
+  /** After an upload: records the new certificate's health (and announces it when it needs attention). */
+  onCreated?: (row: CertificateRow) => Promise<void>;
 }
 
 /** A profile that expires within this many days is accepted with a warning. */
@@ -133,6 +135,7 @@ export class CertificateService {
       const added = await tx.repos.certificateProfiles.add({ accountId: principal.accountId, certificateId: row.id, bytes: input.profile, metadata: metadataOf(profile) });
       return { row, profiles: [added.profile] };
     });
+    await this.options.onCreated?.(row);
     const view = await this.viewOf(row, profiles, 0);
     return warnings.length > 0 ? { ...view, warnings } : view;
   }

@@ -56,6 +56,8 @@ export interface DeveloperAccountServiceOptions {
   revocation?: RevocationService;
   /** Lifecycle health `expiring` within this many days (default 30). */
   expiringDays?: number;
+  /** After Apple's verdict on an account was recorded: records its health (alerts on a change). */
+  onHealthRecorded?: (row: DeveloperAccountRow) => Promise<void>;
 }
 
 const ISSUER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -140,6 +142,7 @@ export class DeveloperAccountService {
       throw error;
     }
     await repo.syncDevices(row.id, syncable(devices));
+    await this.#healthRecorded(row.id);
     return this.view(row);
   }
 
@@ -166,6 +169,22 @@ export class DeveloperAccountService {
   }
 
   async refresh(row: DeveloperAccountRow): Promise<DeveloperAccountHealth> {
+    try {
+      return await this.#refresh(row);
+    } finally {
+      await this.#healthRecorded(row.id);
+    }
+  }
+
+  async #healthRecorded(id: string): Promise<void> {
+    const hook = this.#options.onHealthRecorded;
+    if (!hook) return;
+    const row = await this.#options.db.repos.developerAccounts.findById(id);
+    // An alert that cannot be recorded now is recorded by the next periodic check.
+    if (row) await hook(row).catch(() => {});
+  }
+
+  async #refresh(row: DeveloperAccountRow): Promise<DeveloperAccountHealth> {
     const repo = this.#options.db.repos.developerAccounts;
     try {
       if (Date.parse(row.certificate_not_after) <= this.#now().getTime()) {
@@ -196,6 +215,7 @@ export class DeveloperAccountService {
     const health = code === null ? undefined : (HEALTH_OF[code] ?? (code === 'apple_unavailable' ? 'unreachable' : undefined));
     if (health === undefined) return null;
     await this.#options.db.repos.developerAccounts.setHealth(row.id, health, error instanceof Error ? error.message : String(error));
+    await this.#healthRecorded(row.id);
     return health;
   }
 

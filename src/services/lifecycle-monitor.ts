@@ -9,6 +9,7 @@ import type { CertificateService, IdentityLoader } from './certificates.ts';
 import type { HealthView } from './certificate-health.ts';
 import type { DeveloperAccountService } from './developer-accounts.ts';
 import type { Logger } from './logger.ts';
+import type { AccountEventService, AccountEventType } from './account-events.ts';
 import type { RevocationService } from './revocation.ts';
 
 export type HealthChange =
@@ -25,9 +26,46 @@ export interface LifecycleMonitorOptions {
   logger: Logger;
   /** Period of the check (default one day). */
   intervalMs?: number;
-  /** Each recorded change of health (alerts). */
-  onChange?: (change: HealthChange) => Promise<void>;
+  /** Where changes are announced (account events and webhooks). */
+  events?: AccountEventService;
   now?: () => Date;
+}
+
+/** Developer-account states worth an alert (unknown and expiring are not: they flap or are early). */
+const UNHEALTHY = new Set(['expired', 'revoked', 'key_rejected', 'agreement_required']);
+
+/**
+ * The state recorded for a developer account: its certificate's health, unless Apple refused the
+ * account itself (key rejected, agreements to accept), which matters as much.
+ */
+function accountState(row: DeveloperAccountRow, health: HealthView): string {
+  if (health.state === 'ok' || health.state === 'expiring' || health.state === 'unknown') {
+    if (row.health === 'key_rejected' || row.health === 'agreement_required') return row.health;
+  }
+  return health.state;
+}
+
+/** The event a recorded change announces, if any. */
+export function eventFor(change: HealthChange, state: string): { accountId: string; type: AccountEventType; subjectId: string; data: unknown } | null {
+  const { row, health, previous } = change;
+  if (change.subject === 'certificate') {
+    if (state !== 'expiring' && state !== 'expired' && state !== 'revoked') return null;
+    const certificate = change.row;
+    return {
+      accountId: row.account_id,
+      type: `certificate.${state}`,
+      subjectId: row.id,
+      data: { certificate: { id: certificate.id, name: certificate.name, kind: certificate.kind, subject: certificate.subject, fingerprint: certificate.fingerprint, not_after: certificate.not_after }, health, previous_state: previous },
+    };
+  }
+  if (!UNHEALTHY.has(state)) return null;
+  const account = change.row;
+  return {
+    accountId: row.account_id,
+    type: 'developer_account.unhealthy',
+    subjectId: row.id,
+    data: { developer_account: { id: account.id, name: account.name, team_id: account.team_id, health: account.health, health_detail: account.health_detail }, state, certificate_health: health, previous_state: previous },
+  };
 }
 
 export class LifecycleMonitor {
@@ -93,16 +131,17 @@ export class LifecycleMonitor {
       await revocation.refresh(stored, options);
     }
     const health = await developerAccounts.certificateHealth(row);
-    return this.record({ subject: 'developer_account', row, health, previous: null });
+    return this.record({ subject: 'developer_account', row, health, previous: null }, accountState(row, health));
   }
 
-  private async record(change: HealthChange): Promise<boolean> {
+  private async record(change: HealthChange, state: string = change.health.state): Promise<boolean> {
     const table = change.subject === 'certificate' ? 'certificates' : 'developer_accounts';
     const now = this.options.now?.() ?? new Date();
-    const { changed, previous } = await this.options.db.repos.lifecycle.recordHealth(table, change.row.id, change.health.state, now);
+    const { changed, previous } = await this.options.db.repos.lifecycle.recordHealth(table, change.row.id, state, now);
     if (!changed) return false;
-    this.options.logger.info({ [`${change.subject}_id`]: change.row.id, from: previous, to: change.health.state, reason: change.health.reason }, 'health changed');
-    await this.options.onChange?.({ ...change, previous });
+    this.options.logger.info({ [`${change.subject}_id`]: change.row.id, from: previous, to: state, reason: change.health.reason }, 'health changed');
+    const event = eventFor({ ...change, previous }, state);
+    if (event !== null) await this.options.events?.emit(event);
     return true;
   }
 
