@@ -97,9 +97,11 @@ export interface UploadRepository {
   listByApp(accountId: string, appId: string, page?: PageRequest): Promise<Page<UploadRow>>;
   /**
    * Expired uploads the sweeper may delete: expires_at <= now and no pending/processing task
-   * still needs the blob (those wait until their task is terminal).
+   * still needs the blob (those wait until their task is terminal). With `keepLiveInputs`, an
+   * upload a live release was signed from (an enabled, unexpired distribution of one of its
+   * tasks) is kept too, so the release can be re-signed (certificate rotation).
    */
-  listExpired(now: Date, limit: number): Promise<UploadRow[]>;
+  listExpired(now: Date, limit: number, options?: { keepLiveInputs?: boolean }): Promise<UploadRow[]>;
   /** Deletes the row (the caller deletes the blob first). Returns false if it was already gone. */
   delete(fileKey: string): Promise<boolean>;
 }

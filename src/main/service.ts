@@ -144,6 +144,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       inspect: inspectFile,
       maxUploadBytes: config.maxUploadBytes,
       fileKeyTtlSeconds: config.fileKeyTtlSeconds,
+      keepLiveInputs: config.keepLiveInputs,
       storageQuotaBytes: config.quotas.storageBytes,
       onReceived: (bytes, platform) => metrics.uploadBytes.inc({ platform }, bytes),
     });

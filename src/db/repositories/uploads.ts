@@ -50,8 +50,8 @@ export function uploadRepository(db: Kysely<Database>): UploadRepository {
       const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
       return toPage(rows, limit, (row) => row.created_at);
     },
-    async listExpired(now, limit) {
-      return db
+    async listExpired(now, limit, options = {}) {
+      let query = db
         .selectFrom('uploads')
         .selectAll()
         .where('expires_at', '<=', nowIso(now))
@@ -64,10 +64,22 @@ export function uploadRepository(db: Kysely<Database>): UploadRepository {
                 .where('tasks.status', 'in', ['pending', 'processing']),
             ),
           ),
-        )
-        .orderBy('expires_at')
-        .limit(limit)
-        .execute();
+        );
+      if (options.keepLiveInputs) {
+        query = query.where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('tasks')
+                .innerJoin('distributions', 'distributions.task_id', 'tasks.id')
+                .select('tasks.id')
+                .whereRef('tasks.upload_id', '=', 'uploads.id')
+                .where('distributions.enabled', '=', 'yes')
+                .where((inner) => inner.or([inner('distributions.expires_at', 'is', null), inner('distributions.expires_at', '>', nowIso(now))])),
+            ),
+          ),
+        );
+      }
+      return query.orderBy('expires_at').limit(limit).execute();
     },
     async delete(fileKey) {
       const result = await db.deleteFrom('uploads').where('id', '=', fileKey).executeTakeFirst();
