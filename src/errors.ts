@@ -27,6 +27,8 @@ export const SERVICE_ERRORS = {
   certificate_not_found: 'No certificate with this id.',
   certificate_in_use: 'The certificate is used by pending tasks.',
   webhook_not_found: 'No webhook with this id.',
+  rotation_not_found: 'No certificate rotation with this id.',
+  rotation_in_progress: 'A rotation of this certificate is still re-signing its releases.',
   certificate_revoked: 'The certificate was revoked by its issuer (OCSP); nothing signed with it will launch.',
   certificate_password_incorrect: 'The password does not open the certificate file.',
   certificate_profile_required: 'An iOS enterprise certificate keeps at least one provisioning profile; attach the replacement before removing the last one.',

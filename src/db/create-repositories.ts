@@ -8,6 +8,7 @@ import { developerAccountRepository } from './repositories/developer-accounts.ts
 import { developerAppIdRepository } from './repositories/developer-app-ids.ts';
 import { distributionRepository } from './repositories/distributions.ts';
 import { lifecycleRepository } from './repositories/lifecycle.ts';
+import { rotationRepository } from './repositories/rotations.ts';
 import { invitationRepository, passwordResetRepository, sessionRepository, setupTokenRepository } from './repositories/sessions.ts';
 import { superSignatureRepository } from './repositories/super-signature.ts';
 import { userRepository } from './repositories/users.ts';
@@ -40,5 +41,6 @@ export function createRepositories(db: Kysely<Database>, box: SecretBox): Reposi
     passwordResets: passwordResetRepository(db),
     lifecycle: lifecycleRepository(db),
     accountWebhooks: accountWebhookRepository(db),
+    rotations: rotationRepository(db),
   };
 }

@@ -71,7 +71,35 @@ export interface AccountWebhookDeliveriesTable {
   created_at: string;
 }
 
+/** A certificate rotation (migration 0012). */
+export interface RotationsTable {
+  /** `rot_…` */
+  id: string;
+  account_id: string;
+  from_certificate_id: string;
+  to_certificate_id: string;
+  created_at: string;
+}
+
+/**
+ * running: its task signs; done: the link serves the new build; failed: the task failed (the
+ * link keeps the old build); skipped: the link stopped being live before its turn.
+ */
+export type RotationItemState = 'running' | 'done' | 'failed' | 'skipped';
+
+export interface RotationItemsTable {
+  rotation_id: string;
+  distribution_id: string;
+  old_task_id: string;
+  new_task_id: string | null;
+  state: RotationItemState;
+  error: string | null;
+  updated_at: string;
+}
+
 export interface LifecycleTables {
+  rotations: RotationsTable;
+  rotation_items: RotationItemsTable;
   revocation_checks: RevocationChecksTable;
   account_webhooks: AccountWebhooksTable;
   account_events: AccountEventsTable;
@@ -82,3 +110,5 @@ export type RevocationCheckRow = Selectable<RevocationChecksTable>;
 export type AccountWebhookRow = Selectable<AccountWebhooksTable>;
 export type AccountEventRow = Selectable<AccountEventsTable>;
 export type AccountWebhookDeliveryRow = Selectable<AccountWebhookDeliveriesTable>;
+export type RotationRow = Selectable<RotationsTable>;
+export type RotationItemRow = Selectable<RotationItemsTable>;

@@ -7,6 +7,7 @@ import type { RevocationCheckRow } from './lifecycle-tables.ts';
 import type { DeveloperAccountRow } from './super-tables.ts';
 import type { AppLinkRow, DistributionRow } from './distribution-tables.ts';
 import type { AccountWebhookRepository } from './repositories/account-webhooks.ts';
+import type { RotationRepository } from './repositories/rotations.ts';
 import type { CertificateProfileRepository } from './repositories/certificate-profiles.ts';
 import type { DeveloperAccountRepository } from './repositories/developer-accounts.ts';
 import type { DeveloperAppIdRepository } from './repositories/developer-app-ids.ts';
@@ -261,6 +262,7 @@ export interface Repositories {
   passwordResets: PasswordResetRepository;
   lifecycle: LifecycleRepository;
   accountWebhooks: AccountWebhookRepository;
+  rotations: RotationRepository;
 }
 
 /** Revocation answers by certificate fingerprint, and recorded health states (migration 0010). */

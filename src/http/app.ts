@@ -4,6 +4,8 @@
 // security headers, cookies, auth, rate limits, multipart, OpenAPI collection, then the routes.
 import type { AccountEventService } from '../services/account-events.ts';
 import { accountWebhookRoutes } from './routes/account-webhooks.ts';
+import { rotationRoutes } from './routes/rotations.ts';
+import type { RotationService } from '../services/rotations.ts';
 import { randomBytes } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
@@ -47,6 +49,8 @@ export interface HttpDeps {
   certificates: CertificateService;
   /** Account webhooks and events (/v1/webhooks, /v1/events). */
   events?: AccountEventService;
+  /** Certificate rotation (/v1/certificates/{id}/rotate, /v1/rotations). */
+  rotations?: RotationService;
   apps: AppService;
   distributions: DistributionService;
   /** Super signature: Apple developer accounts and device enrollments (routes absent without them). */
@@ -192,6 +196,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   taskRoutes(app, deps.tasks);
   certificateRoutes(app, deps.certificates);
   if (deps.events) accountWebhookRoutes(app, deps.events);
+  if (deps.rotations) rotationRoutes(app, deps.rotations);
   appRoutes(app, deps.apps);
   distributionRoutes(app, deps.distributions);
   if (deps.developerAccounts) developerAccountRoutes(app, deps.developerAccounts);

@@ -33,6 +33,8 @@ const SERVICE_STATUS: Record<ServiceErrorCode, number> = {
   certificate_in_use: 409,
   certificate_revoked: 422,
   webhook_not_found: 404,
+  rotation_not_found: 404,
+  rotation_in_progress: 409,
   certificate_password_incorrect: 422,
   certificate_profile_required: 409,
   profile_not_found: 404,

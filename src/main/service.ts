@@ -32,6 +32,7 @@ import { WebhookService } from '../services/webhooks.ts';
 import { LifecycleMonitor } from '../services/lifecycle-monitor.ts';
 import { AccountEventService } from '../services/account-events.ts';
 import { RevocationService } from '../services/revocation.ts';
+import { RotationService } from '../services/rotations.ts';
 import { AccountDeletionService } from '../services/account-deletion.ts';
 import { InvitationService } from '../services/invitations.ts';
 import { SessionService } from '../services/sessions.ts';
@@ -244,6 +245,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       readFacts: (key) => store.withLocalFile(key, (file) => releaseReader.read(file)),
     });
     const apps = new AppService({ db, tasks, distributions });
+    const rotations = new RotationService({ db, tasks, distributions, blobs: store });
 
     const baseUrl = () => base.url;
     // The app's logger exists once the app does; the services built before it log through this.
@@ -270,6 +272,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       tasks,
       certificates,
       events,
+      rotations,
       apps,
       distributions,
       developerAccounts,
@@ -320,7 +323,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         webhooks,
         events,
         scratch: ownScratch,
-        onSucceeded: (task) => distributions.publish(task),
+        // A task re-signing a release for a rotation takes over that release's link instead.
+        onSucceeded: async (task) => ((await rotations.onTaskSucceeded(task)) ? null : distributions.publish(task)),
         onSigned: (task, seconds, outcome) => metrics.signingDuration.observe({ platform: task.platform, cert_type: task.cert_type, outcome }, seconds),
         logger: app.log,
       });

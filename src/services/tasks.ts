@@ -1,10 +1,12 @@
 // Tasks: creation (validation, certificate choice, idempotency, enqueueing in one transaction),
 // reading, listing, canceling, and the signed artifact. The worker side lives in worker.ts.
 import type { Readable } from 'node:stream';
+import type { Kysely } from 'kysely';
 import type { Db } from '../db/database.ts';
+import type { Repositories } from '../db/repositories.ts';
 import { sha256Hex } from '../db/ids.ts';
 import { allRows } from '../db/repositories/pagination.ts';
-import type { CertificateKind, CertificateRow, Platform, TaskRow, TaskStatus } from '../db/schema.ts';
+import type { CertificateKind, CertificateRow, Database, Platform, TaskRow, TaskStatus } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { SigningError } from '../signing/errors.ts';
 import { appIdPatternMatches } from '../signing/ios/profile/checks.ts';
@@ -135,6 +137,31 @@ export class TaskService {
       if (error instanceof IdempotencyRace) return this.replay(principal, error.winner, error.sameBody);
       throw error;
     }
+  }
+
+  /**
+   * An ordinary signing task that signs `source`'s input again with `certificate` (certificate
+   * rotation), created and queued inside `tx`. The input blob is the source task's (kept while its
+   * release is live); per-bundle profile choices name the old certificate's profiles and are
+   * dropped; no callback_url (account webhooks still see it end).
+   */
+  async resign(tx: { kysely: Kysely<Database>; repos: Repositories }, source: TaskRow, certificate: CertificateRow): Promise<TaskRow> {
+    const { profiles: _dropped, ...options } = JSON.parse(source.options_json) as Record<string, unknown>;
+    const row = await tx.repos.tasks.create({
+      accountId: source.account_id,
+      platform: source.platform,
+      uploadId: source.upload_id,
+      inputBlobKey: source.input_blob_key,
+      inputFilename: source.input_filename,
+      certificateId: certificate.id,
+      certType: source.cert_type,
+      options,
+      callbackUrl: null,
+      appId: source.app_id,
+      app: { bundleId: source.bundle_id, name: source.app_name, version: source.app_version, build: source.app_build },
+    });
+    await this.options.queue.enqueue('sign_task', { taskId: row.id }, { transaction: tx.kysely, maxAttempts: row.max_attempts });
+    return row;
   }
 
   private async replay(principal: Principal, taskId: string, sameBody: boolean): Promise<{ task_id: string; status: TaskStatus }> {
