@@ -29,6 +29,7 @@ export const SERVICE_ERRORS = {
   webhook_not_found: 'No webhook with this id.',
   rotation_not_found: 'No certificate rotation with this id.',
   rotation_in_progress: 'A rotation of this certificate is still re-signing its releases.',
+  profile_kind_mismatch: 'The provisioning profile\'s type does not match the certificate kind (ios_enterprise: in-house, ios_adhoc: ad-hoc, ios_development: development).',
   certificate_revoked: 'The certificate was revoked by its issuer (OCSP); nothing signed with it will launch.',
   certificate_password_incorrect: 'The password does not open the certificate file.',
   certificate_profile_required: 'An iOS enterprise certificate keeps at least one provisioning profile; attach the replacement before removing the last one.',

@@ -18,7 +18,15 @@ import type { UserTables } from './user-tables.ts';
 export type Platform = 'ios' | 'android';
 export type TaskStatus = 'pending' | 'processing' | 'succeeded' | 'failed' | 'canceled';
 export const TERMINAL_TASK_STATUSES: readonly TaskStatus[] = ['succeeded', 'failed', 'canceled'];
-export type CertificateKind = 'ios_enterprise' | 'android';
+/**
+ * ios_enterprise: an in-house (enterprise) distribution certificate with in-house profiles;
+ * ios_adhoc: an iOS distribution certificate with ad-hoc profiles (installs on listed devices);
+ * ios_development: a development certificate with development profiles; android: a keystore.
+ */
+export type CertificateKind = 'ios_enterprise' | 'ios_adhoc' | 'ios_development' | 'android';
+export const IOS_CERTIFICATE_KINDS: readonly CertificateKind[] = ['ios_enterprise', 'ios_adhoc', 'ios_development'];
+/** The provisioning profile type (ProfileSummary.type) each iOS kind holds. */
+export const PROFILE_TYPE_OF_KIND: Readonly<Record<string, string>> = { ios_enterprise: 'enterprise', ios_adhoc: 'ad-hoc', ios_development: 'development' };
 export type JobState = 'queued' | 'running' | 'failed';
 
 export interface AccountsTable {

@@ -32,6 +32,7 @@ const SERVICE_STATUS: Record<ServiceErrorCode, number> = {
   certificate_not_found: 404,
   certificate_in_use: 409,
   certificate_revoked: 422,
+  profile_kind_mismatch: 422,
   webhook_not_found: 404,
   rotation_not_found: 404,
   rotation_in_progress: 409,

@@ -7,7 +7,7 @@ import { createHash, X509Certificate } from 'node:crypto';
 import type { Db } from '../db/database.ts';
 import type { CertificateProfileRow } from '../db/profile-tables.ts';
 import { collectRows } from '../db/repositories/pagination.ts';
-import type { CertificateKind, CertificateRow } from '../db/schema.ts';
+import { PROFILE_TYPE_OF_KIND, type CertificateKind, type CertificateRow } from '../db/schema.ts';
 import { AppError, errorCodeOf } from '../errors.ts';
 import { SigningError } from '../signing/errors.ts';
 import type { Principal } from './principal.ts';
@@ -52,7 +52,7 @@ interface CommonInput {
   name: string | null;
 }
 export type CertificateInput =
-  | (CommonInput & { kind: 'ios_enterprise'; profile: Buffer })
+  | (CommonInput & { kind: 'ios_enterprise' | 'ios_adhoc' | 'ios_development'; profile: Buffer })
   | (CommonInput & { kind: 'android'; alias: string | null; keyPassword: string | null; certificate: Buffer | null });
 
 export interface CertificateServiceOptions {
@@ -103,9 +103,10 @@ export class CertificateService {
     }
     let profile: ProfileSummary | null = null;
     const warnings: UploadWarning[] = [];
-    if (input.kind === 'ios_enterprise') {
+    if (input.kind !== 'android') {
       profile = await this.readProfile(input.profile);
       this.checkNamesCertificate(profile, fingerprint, subjectLine(cert));
+      checkProfileKind(profile, input.kind);
       warnings.push(...this.checkProfileDates(profile));
     }
     // Checked at upload: a certificate its issuer revoked is refused (no app signed with it launches).
@@ -131,7 +132,7 @@ export class CertificateService {
           notAfter: new Date(cert.validTo),
         },
       });
-      if (input.kind !== 'ios_enterprise' || profile === null) return { row, profiles: [] };
+      if (input.kind === 'android' || profile === null) return { row, profiles: [] };
       const added = await tx.repos.certificateProfiles.add({ accountId: principal.accountId, certificateId: row.id, bytes: input.profile, metadata: metadataOf(profile) });
       return { row, profiles: [added.profile] };
     });
@@ -162,11 +163,11 @@ export class CertificateService {
       now: this.now(),
       expiringDays: this.options.expiringDays ?? 30,
       notAfter: row.not_after,
-      teamId: row.kind === 'ios_enterprise' ? row.team_id : null,
-      profiles: row.kind === 'ios_enterprise' ? profiles.map((p) => ({ id: p.id, name: p.name, expires_at: p.expires_at, team_id: p.team_id })) : null,
+      teamId: row.kind !== 'android' ? row.team_id : null,
+      profiles: row.kind !== 'android' ? profiles.map((p) => ({ id: p.id, name: p.name, expires_at: p.expires_at, team_id: p.team_id })) : null,
       revocation: answer,
       // Android keys are self-signed: no issuer to ask. A certificate naming a responder is asked.
-      revocable: answer === null ? row.kind === 'ios_enterprise' : answer.status !== 'not_applicable',
+      revocable: answer === null ? row.kind !== 'android' : answer.status !== 'not_applicable',
     });
   }
 
@@ -180,9 +181,10 @@ export class CertificateService {
    */
   async addProfile(principal: Principal, certificateId: string, bytes: Buffer): Promise<{ profile: CertificateProfileView; created: boolean; warnings: UploadWarning[] }> {
     const certificate = await this.find(principal, certificateId);
-    if (certificate.kind !== 'ios_enterprise') throw new AppError('invalid_request', `Certificate ${certificate.id} is ${certificate.kind}; provisioning profiles belong to ios_enterprise certificates.`, { details: { field: 'profile' } });
+    if (certificate.kind === 'android') throw new AppError('invalid_request', `Certificate ${certificate.id} is ${certificate.kind}; provisioning profiles belong to iOS certificates.`, { details: { field: 'profile' } });
     const profile = await this.readProfile(bytes);
     this.checkNamesCertificate(profile, certificate.fingerprint, certificate.subject ?? certificate.id);
+    checkProfileKind(profile, certificate.kind);
     const warnings = this.checkProfileDates(profile);
     const { profile: row, created } = await this.options.db.repos.certificateProfiles.add({ accountId: principal.accountId, certificateId: certificate.id, bytes, metadata: metadataOf(profile) });
     return { profile: certificateProfileView(row), created, warnings };
@@ -214,7 +216,7 @@ export class CertificateService {
   }
 
   async profilesOf(certificate: CertificateRow): Promise<CertificateProfileRow[]> {
-    if (certificate.kind !== 'ios_enterprise') return [];
+    if (certificate.kind === 'android') return [];
     return this.complete(await this.options.db.repos.certificateProfiles.list(certificate.account_id, certificate.id));
   }
 
@@ -259,7 +261,7 @@ export class CertificateService {
 
   async list(principal: Principal): Promise<CertificateView[]> {
     const rows = await collectRows((page) => this.options.db.repos.certificates.list(principal.accountId, page), (row) => row);
-    const profiles = await this.options.db.repos.certificateProfiles.listForCertificates(principal.accountId, rows.filter((r) => r.kind === 'ios_enterprise').map((r) => r.id));
+    const profiles = await this.options.db.repos.certificateProfiles.listForCertificates(principal.accountId, rows.filter((r) => r.kind !== 'android').map((r) => r.id));
     const live = await this.options.db.repos.distributions.liveLinksByCertificate(principal.accountId);
     const revocations = await this.options.db.repos.lifecycle.findRevocations(rows.map((r) => r.fingerprint));
     return Promise.all(rows.map(async (row) => this.viewOf(row, await this.complete(profiles.get(row.id) ?? []), live.get(row.id) ?? 0, revocations.get(row.fingerprint) ?? null)));
@@ -282,6 +284,21 @@ export class CertificateService {
     if (!row) throw new AppError('certificate_not_found', `No certificate ${id}.`);
     return row;
   }
+}
+
+/**
+ * The kind says what the certificate can do, so the profile must be of its type: an ad-hoc
+ * profile under ios_enterprise would make every build install only on the devices it lists.
+ */
+function checkProfileKind(profile: ProfileSummary, kind: CertificateKind): void {
+  const expected = PROFILE_TYPE_OF_KIND[kind];
+  if (expected === undefined || profile.type === expected) return;
+  const suggestion = Object.entries(PROFILE_TYPE_OF_KIND).find(([, type]) => type === profile.type)?.[0];
+  throw new AppError(
+    'profile_kind_mismatch',
+    `The profile "${profile.name ?? profile.uuid}" is ${profile.type ?? 'of an unknown type'}; a ${kind} certificate holds ${expected} profiles.` + (suggestion ? ` Upload it as kind ${suggestion}.` : ' Signet signs with in-house, ad-hoc and development profiles only.'),
+    { details: { field: 'profile', profile_type: profile.type, kind } },
+  );
 }
 
 function metadataOf(profile: ProfileSummary) {

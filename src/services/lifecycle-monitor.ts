@@ -103,7 +103,7 @@ export class LifecycleMonitor {
     const { db, revocation, certificates } = this.options;
     const stored = await revocation.find(row.fingerprint);
     if (stored === null) {
-      const profiles = row.kind === 'ios_enterprise' ? await certificates.profilesOf(row) : [];
+      const profiles = row.kind !== 'android' ? await certificates.profilesOf(row) : [];
       if (profiles.length > 0) {
         // Registered before revocation was tracked: open the sealed identity once to find its issuer.
         const credential = db.repos.certificates.credential(row, profiles.map((p) => ({ id: p.id, bytes: db.repos.certificateProfiles.open(p) })));

@@ -148,7 +148,7 @@ export class RotationService {
     if (to.not_after !== null && Date.parse(to.not_after) <= this.now().getTime()) throw new SigningError('certificate_expired', `Certificate ${to.id} expired on ${to.not_after.slice(0, 10)}.`, { details: { field: 'to' } });
     const revocation = await this.options.db.repos.lifecycle.findRevocation(to.fingerprint);
     if (revocation?.status === 'revoked') throw new AppError('certificate_revoked', `Certificate ${to.id} was revoked.`, { details: { field: 'to' } });
-    if (to.kind === 'ios_enterprise' && (await this.options.db.repos.certificateProfiles.list(to.account_id, to.id)).length === 0) {
+    if (to.kind !== 'android' && (await this.options.db.repos.certificateProfiles.list(to.account_id, to.id)).length === 0) {
       throw new AppError('invalid_request', `Certificate ${to.id} has no provisioning profile to sign with.`, { details: { field: 'to' } });
     }
   }

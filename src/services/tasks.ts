@@ -6,7 +6,7 @@ import type { Db } from '../db/database.ts';
 import type { Repositories } from '../db/repositories.ts';
 import { sha256Hex } from '../db/ids.ts';
 import { allRows } from '../db/repositories/pagination.ts';
-import type { CertificateKind, CertificateRow, Database, Platform, TaskRow, TaskStatus } from '../db/schema.ts';
+import { IOS_CERTIFICATE_KINDS, type CertificateKind, type CertificateRow, type Database, type Platform, type TaskRow, type TaskStatus } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { SigningError } from '../signing/errors.ts';
 import { appIdPatternMatches } from '../signing/ios/profile/checks.ts';
@@ -176,7 +176,7 @@ export class TaskService {
    * whose App ID covers that bundle id (checked now, so a typo is a 4xx, not a failed task).
    */
   private async checkProfileChoice(principal: Principal, certificate: CertificateRow | null, choice: Record<string, string>): Promise<Record<string, string>> {
-    if (certificate?.kind !== 'ios_enterprise') {
+    if (certificate === null || certificate.kind === 'android') {
       throw new AppError('invalid_request', 'profiles (a profile per bundle id) applies to iOS enterprise tasks only.', { details: { field: 'profiles' } });
     }
     for (const [bundleId, profileId] of Object.entries(choice)) {
@@ -206,7 +206,10 @@ export class TaskService {
     if (input.certificate_id !== undefined) {
       const chosen = await repo.find(principal.accountId, input.certificate_id);
       if (!chosen) throw new AppError('certificate_not_found', `No certificate ${input.certificate_id}.`);
-      if (chosen.kind !== kind) throw new AppError('certificate_required', `Certificate ${chosen.id} is ${chosen.kind}; this task needs a ${kind} certificate.`);
+      // Named explicitly, any iOS certificate signs an iOS task (ad-hoc and development builds
+      // install on the devices their profiles list); by default only in-house ones are chosen.
+      const fits = kind === 'ios_enterprise' ? IOS_CERTIFICATE_KINDS.includes(chosen.kind) : chosen.kind === kind;
+      if (!fits) throw new AppError('certificate_required', `Certificate ${chosen.id} is ${chosen.kind}; this task needs a ${kind} certificate.`);
       // Nothing signed with an expired or revoked certificate installs: say so now, not as a failed task.
       if (chosen.not_after !== null && chosen.not_after <= now) throw new SigningError('certificate_expired', `Certificate ${chosen.id} expired on ${chosen.not_after.slice(0, 10)}.`);
       const revocation = await this.options.db.repos.lifecycle.findRevocation(chosen.fingerprint);

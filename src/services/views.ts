@@ -257,7 +257,7 @@ export function certificateView(row: CertificateRow, profiles: readonly Certific
     alias: row.key_alias,
     not_before: row.not_before,
     not_after: row.not_after,
-    profile: row.kind === 'ios_enterprise' ? { name: first?.name ?? null, app_id: first?.app_id ?? null, type: first?.type ?? null, expires_at: first?.expires_at ?? null } : null,
+    profile: row.kind !== 'android' ? { name: first?.name ?? null, app_id: first?.app_id ?? null, type: first?.type ?? null, expires_at: first?.expires_at ?? null } : null,
     profiles: profiles.map(certificateProfileView),
     live_links: liveLinks,
     health,

@@ -161,7 +161,7 @@ export class TaskWorker {
       return;
     }
     const certificate = task.certificate_id === null ? null : await db.repos.certificates.find(task.account_id, task.certificate_id);
-    const profiles = certificate?.kind === 'ios_enterprise' ? await db.repos.certificateProfiles.list(task.account_id, certificate.id) : [];
+    const profiles = certificate !== null && certificate !== undefined && certificate.kind !== 'android' ? await db.repos.certificateProfiles.list(task.account_id, certificate.id) : [];
     const options = JSON.parse(task.options_json) as { profiles?: Record<string, string> };
     // Super tasks have no certificate row: their signer uses the account's developer accounts.
     if (!certificate && task.cert_type !== 'super') {

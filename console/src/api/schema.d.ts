@@ -2204,7 +2204,8 @@ export interface paths {
                                     };
                                     /** @description `crt_…` */
                                     id: string;
-                                    kind: "ios_enterprise" | "android";
+                                    /** @description `ios_enterprise`: in-house profiles; `ios_adhoc`: ad-hoc profiles (installs on the devices they list); `ios_development`: development profiles; `android`: a keystore. */
+                                    kind: "ios_enterprise" | "ios_adhoc" | "ios_development" | "android";
                                     /** @description Install links signed with it that can still be used (enabled, unexpired, quota left). */
                                     live_links: number;
                                     name: string | null;
@@ -2327,7 +2328,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a signing certificate
-         * @description Multipart form. `kind`: `ios_enterprise` or `android`. `file`: .p12/.pfx (iOS, Android), .jks (Android) or a PEM with the private key and certificate (Android; or the key alone plus a `certificate` file). `password`: the file's password. `key_password`: the key's own password when it differs (JKS). `alias`: which keystore entry (default: the only/first key). `profile`: the .mobileprovision (iOS, required). `name`: a label. The key, passwords and profile are encrypted at rest (AES-256-GCM). More profiles (extensions with their own App IDs) are attached with POST /v1/certificates/{certificate_id}/profiles. An expired certificate (`certificate_expired`), an expired profile (`profile_expired`) and a certificate its issuer revoked (`certificate_revoked`, asked of the OCSP responder the certificate names) are refused; a profile expiring within 7 days is accepted with a `profile_expiring` warning. `health` sums up dates, profiles and revocation.
+         * @description Multipart form. `kind`: `ios_enterprise` (in-house profiles), `ios_adhoc` (ad-hoc profiles: installs on the devices they list), `ios_development` (development profiles) or `android`; an iOS profile of another type is refused with `profile_kind_mismatch`. `file`: .p12/.pfx (iOS, Android), .jks (Android) or a PEM with the private key and certificate (Android; or the key alone plus a `certificate` file). `password`: the file's password. `key_password`: the key's own password when it differs (JKS). `alias`: which keystore entry (default: the only/first key). `profile`: the .mobileprovision (iOS, required). `name`: a label. The key, passwords and profile are encrypted at rest (AES-256-GCM). More profiles (extensions with their own App IDs) are attached with POST /v1/certificates/{certificate_id}/profiles. An expired certificate (`certificate_expired`), an expired profile (`profile_expired`) and a certificate its issuer revoked (`certificate_revoked`, asked of the OCSP responder the certificate names) are refused; a profile expiring within 7 days is accepted with a `profile_expiring` warning. `health` sums up dates, profiles and revocation.
          */
         post: {
             parameters: {
@@ -2354,14 +2355,14 @@ export interface paths {
                         /** @description The key's own password when it differs (JKS). */
                         key_password?: string;
                         /** @enum {string} */
-                        kind: "ios_enterprise" | "android";
+                        kind: "ios_enterprise" | "ios_adhoc" | "ios_development" | "android";
                         /** @description A label. */
                         name?: string;
                         /** @description The file's password. */
                         password?: string;
                         /**
                          * Format: binary
-                         * @description .mobileprovision naming the certificate (ios_enterprise, required).
+                         * @description .mobileprovision naming the certificate (iOS kinds, required; its type must match the kind).
                          */
                         profile?: string;
                     };
@@ -2415,7 +2416,8 @@ export interface paths {
                                 };
                                 /** @description `crt_…` */
                                 id: string;
-                                kind: "ios_enterprise" | "android";
+                                /** @description `ios_enterprise`: in-house profiles; `ios_adhoc`: ad-hoc profiles (installs on the devices they list); `ios_development`: development profiles; `android`: a keystore. */
+                                kind: "ios_enterprise" | "ios_adhoc" | "ios_development" | "android";
                                 /** @description Install links signed with it that can still be used (enabled, unexpired, quota left). */
                                 live_links: number;
                                 name: string | null;
@@ -2523,6 +2525,7 @@ export interface paths {
                  *     `certificate_expired`: The signing certificate has expired.
                  *     `certificate_revoked`: The certificate was revoked by its issuer (OCSP); nothing signed with it will launch.
                  *     `profile_expired`: The provisioning profile has expired.
+                 *     `profile_kind_mismatch`: The provisioning profile's type does not match the certificate kind (ios_enterprise: in-house, ios_adhoc: ad-hoc, ios_development: development).
                  *     `keystore_unsupported`: The keystore format is not supported.
                  *     `keystore_alias_not_found`: The keystore holds no key entry with that alias.
                  *     `keystore_no_private_key`: The keystore holds no private key.
@@ -2652,7 +2655,8 @@ export interface paths {
                                 };
                                 /** @description `crt_…` */
                                 id: string;
-                                kind: "ios_enterprise" | "android";
+                                /** @description `ios_enterprise`: in-house profiles; `ios_adhoc`: ad-hoc profiles (installs on the devices they list); `ios_development`: development profiles; `android`: a keystore. */
+                                kind: "ios_enterprise" | "ios_adhoc" | "ios_development" | "android";
                                 /** @description Install links signed with it that can still be used (enabled, unexpired, quota left). */
                                 live_links: number;
                                 name: string | null;

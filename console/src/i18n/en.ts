@@ -191,7 +191,7 @@ export const en = {
     empty: 'No certificates yet',
     emptyHint: 'Upload a .p12, .jks or PEM to sign with.',
     kind: 'Kind',
-    kinds: { ios_enterprise: 'iOS enterprise', android: 'Android' },
+    kinds: { ios_enterprise: 'iOS enterprise (in-house)', ios_adhoc: 'iOS ad hoc', ios_development: 'iOS development', android: 'Android' },
     file: 'Certificate or keystore (.p12, .pfx, .jks, .pem)',
     password: 'Password of the file',
     keyPassword: 'Key password (if different)',

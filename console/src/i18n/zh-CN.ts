@@ -193,7 +193,7 @@ export const zhCN: Messages = {
     empty: '还没有证书',
     emptyHint: '上传 .p12、.jks 或 PEM 文件用于签名。',
     kind: '类型',
-    kinds: { ios_enterprise: 'iOS 企业证书', android: 'Android' },
+    kinds: { ios_enterprise: 'iOS 企业证书（内部分发）', ios_adhoc: 'iOS Ad Hoc', ios_development: 'iOS 开发证书', android: 'Android' },
     file: '证书或密钥库（.p12、.pfx、.jks、.pem）',
     password: '文件密码',
     keyPassword: '密钥密码（如不同）',

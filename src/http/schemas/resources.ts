@@ -198,7 +198,9 @@ export const Health = Type.Object(
 export const Certificate = Type.Object(
   {
     id: Type.String({ description: '`crt_…`' }),
-    kind: Type.Union([Type.Literal('ios_enterprise'), Type.Literal('android')]),
+    kind: Type.Union([Type.Literal('ios_enterprise'), Type.Literal('ios_adhoc'), Type.Literal('ios_development'), Type.Literal('android')], {
+      description: '`ios_enterprise`: in-house profiles; `ios_adhoc`: ad-hoc profiles (installs on the devices they list); `ios_development`: development profiles; `android`: a keystore.',
+    }),
     name: NullableString(),
     subject: NullableString('Subject of the signing certificate.'),
     team_id: NullableString('Apple team id (iOS), or the certificate\'s OU.'),
