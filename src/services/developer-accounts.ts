@@ -159,6 +159,38 @@ export class DeveloperAccountService {
   }
 
   /**
+   * Rotation for super signature: a new distribution identity for the account (its certificate
+   * renewed, expiring or revoked). It must be current in the team like at registration. Every
+   * profile made with the old certificate is retired (deleted at Apple, best effort) so the next
+   * device request makes new ones naming the new certificate, and per-device builds, keyed by
+   * profile, are made again with the new identity.
+   */
+  async replaceCertificate(principal: Principal, id: string, input: { p12: Buffer; password: string | null }): Promise<DeveloperAccountView> {
+    const row = await this.#find(principal, id);
+    const identity = await this.#readIdentity(input.p12, input.password ?? '');
+    if (identity.notAfter.getTime() <= this.#now().getTime()) {
+      throw new AppError('developer_certificate_unusable', `The distribution certificate expired on ${identity.notAfter.toISOString().slice(0, 10)}.`);
+    }
+    const revocation = await this.#options.revocation?.check(identity.certificate, identity.chain ?? []);
+    if (revocation?.status === 'revoked') throw new AppError('developer_certificate_unusable', 'The distribution certificate was revoked (its OCSP responder says so).');
+    const api = this.client(row);
+    const serial = normalizeSerial(identity.serial);
+    const match = (await api.listDistributionCertificates()).find((c) => c.serialNumber === serial);
+    if (!match) throw new AppError('developer_certificate_mismatch', `The .p12 certificate (serial ${serial}) is not among this team's current distribution certificates.`);
+    if (identity.teamId !== null && identity.teamId !== row.team_id) throw new AppError('developer_certificate_mismatch', `The certificate belongs to team ${identity.teamId}, the account to team ${row.team_id}.`);
+    const fingerprint = createHash('sha256').update(identity.certificate).digest('hex');
+    const repos = this.#options.db.repos;
+    const updated = await repos.developerAccounts.replaceCertificate(row.id, { p12: input.p12, p12Password: input.password, certificate: { subject: identity.subject, serial, fingerprint, notAfter: identity.notAfter }, ascCertificateId: match.id });
+    for (const key of this.#clients.keys()) if (key.startsWith(`${row.id}:`)) this.#clients.delete(key);
+    for (const retired of await repos.superSignature.retireForNewCertificate(row.id)) {
+      // Builds already installed keep working until the old certificate is revoked; Apple's copies can go.
+      await api.deleteProfile(retired.asc_profile_id).catch(() => undefined);
+    }
+    await this.#healthRecorded(row.id);
+    return this.view(updated ?? row);
+  }
+
+  /**
    * Re-checks the key and certificate against App Store Connect and resyncs devices and App IDs;
    * records the resulting health (never throws for an account-level problem: it is the answer).
    */

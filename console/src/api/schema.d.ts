@@ -4641,6 +4641,283 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/developer-accounts/{developer_account_id}/certificate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Replace the distribution certificate (rotation)
+         * @description Multipart form: `p12` (the new distribution certificate with its key) and `password`. It must be current in the team. Every profile made with the old certificate is retired (and deleted at Apple); the next device request makes new profiles and builds signed with the new one.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description `dac_…` */
+                    developer_account_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {number} */
+                            code: 200;
+                            data: {
+                                certificate: {
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601 UTC timestamp.
+                                     */
+                                    expires_at: string;
+                                    serial_number: string;
+                                    subject: string;
+                                };
+                                certificate_health: {
+                                    /** @description The earliest expiry of the certificate and its profiles. */
+                                    expires_at: string | null;
+                                    /** @description Every finding, most severe first. */
+                                    findings: {
+                                        reason: string;
+                                        /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                        state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                    }[];
+                                    /** @description Why, for the state shown; null when ok. */
+                                    reason: string | null;
+                                    revocation: {
+                                        checked_at: string | null;
+                                        /** @description The answer is reused until then (RFC 6960 nextUpdate). */
+                                        next_update: string | null;
+                                        reason: string | null;
+                                        /** @description The OCSP responder URL from the certificate's Authority Information Access. */
+                                        responder: string | null;
+                                        revocation_reason: string | null;
+                                        revoked_at: string | null;
+                                        /** @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason). */
+                                        status: "good" | "revoked" | "unknown" | "unchecked" | "not_applicable" | "error";
+                                    } | null;
+                                    /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                    state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                };
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC timestamp.
+                                 */
+                                checked_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC timestamp.
+                                 */
+                                created_at: string;
+                                /** @description `ok`, or why the account cannot take new devices: the API key was rejected, agreements must be accepted, the certificate expired or was revoked, or Apple was unreachable at the last check. */
+                                health: "ok" | "key_rejected" | "agreement_required" | "certificate_expired" | "certificate_revoked" | "unreachable";
+                                /** @description Apple's explanation when health is not ok. */
+                                health_detail: string | null;
+                                /** @description `dac_…` */
+                                id: string;
+                                issuer_id: string;
+                                key_id: string;
+                                name: string | null;
+                                /** @description Device slots per class for this membership year (Apple never gives a used slot back before renewal). */
+                                slots: {
+                                    ipad: {
+                                        free: number;
+                                        limit: number;
+                                        used: number;
+                                    };
+                                    iphone: {
+                                        free: number;
+                                        limit: number;
+                                        used: number;
+                                    };
+                                    ipod: {
+                                        free: number;
+                                        limit: number;
+                                        used: number;
+                                    };
+                                };
+                                /** @description Apple team id. */
+                                team_id: string;
+                                /** @description Healthy with a current certificate: new devices may be registered in it. */
+                                usable: boolean;
+                            };
+                        };
+                    };
+                };
+                /** @description `invalid_request`: The request is malformed or a field is missing or invalid. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `unauthorized`: A valid API key (Authorization: Bearer sk_…) or console session is required. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `developer_account_not_found`: No developer account with this id. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `unsupported_media_type`: The request body has an unsupported content type. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /**
+                 * @description `developer_key_rejected`: App Store Connect rejected the API key (issuer id, key id or .p8 is wrong, revoked, or lacks the Admin role).
+                 *     `developer_agreement_required`: The Apple developer account must accept new agreements in App Store Connect first.
+                 *     `developer_certificate_mismatch`: The .p12 certificate is not a current distribution certificate of this developer account.
+                 *     `developer_certificate_unusable`: The developer account's distribution certificate has expired or was revoked.
+                 *     `certificate_password_incorrect`: The password does not open the certificate file.
+                 *     `certificate_invalid`: The certificate cannot be parsed.
+                 */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `rate_limited`: Too many requests for this API key; retry after the time in Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `internal_error`: An unexpected error occurred. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /**
+                 * @description `apple_unavailable`: App Store Connect could not be reached or failed; try again later.
+                 *     `apple_request_failed`: App Store Connect refused a request Signet made.
+                 */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `apple_rate_limited`: App Store Connect is rate-limiting this API key; try again later. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/developer-accounts/{developer_account_id}/check": {
         parameters: {
             query?: never;
