@@ -1,7 +1,8 @@
 // Super signature rotation: a developer account's distribution certificate is replaced
 // (PUT /v1/developer-accounts/{id}/certificate); every profile made with the old one is retired
 // (deleted at Apple), and the next device request gets new profiles naming the new certificate
-// and a build signed with it, which Signet's verifier accepts. Refusals keep the old identity.
+// and a build signed with it, which Signet's verifier accepts; a device whose build was signed with
+// the old one gets a new build on its next request. Refusals keep the old identity.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { BufferSource } from '../../src/signing/data-source.ts';
@@ -21,7 +22,9 @@ describe('developer account certificate rotation', needsAscSpec(), () => {
   it('retires the old profiles and signs the next device build with the new certificate', async () => {
     const pki = testPki();
     const first = await enrollDevice(h, newDevice());
-    assert.equal((await waitEnrollment(h, first)).state, 'ready');
+    const firstStatus = await waitEnrollment(h, first);
+    assert.equal(firstStatus.state, 'ready');
+    const firstBuild = firstStatus.build.id;
     const before = await verifyIpa(new BufferSource(await deviceBuild(h, first)));
     assert.deepEqual(allProblems(before), []);
     const oldProfiles = h.team.profiles.map((p) => p.id);
@@ -59,5 +62,16 @@ describe('developer account certificate rotation', needsAscSpec(), () => {
     const report = await verifyIpa(new BufferSource(await deviceBuild(h, next)));
     assert.deepEqual(allProblems(report), [], 'Signet’s verifier');
     assert.match(String(report.signer), /Super Successor/);
+
+    // The first device's build was signed with the old certificate: its next request re-makes it.
+    const page = await fetch(`${h.server.url}/d/${h.slug}/enrollments/${first}`);
+    assert.equal(page.status, 200);
+    const remade = await waitEnrollment(h, first);
+    assert.equal(remade.state, 'ready', JSON.stringify(remade.error));
+    assert.notEqual(remade.build.id, firstBuild, 'a new build');
+    const again = await verifyIpa(new BufferSource(await deviceBuild(h, first)));
+    assert.deepEqual(allProblems(again), []);
+    assert.match(String(again.signer), /Super Successor/);
+    assert.match(String(before.signer), /Signet Test Inc/, 'the first build was signed with the old certificate');
   });
 });

@@ -164,6 +164,7 @@ export function superSignatureRepository(db: Kysely<Database>): SuperSignatureRe
         udids_json: JSON.stringify(input.udids),
         expires_at: nowIso(input.expiresAt),
         superseded_at: null,
+        retired_at: null,
         group_id: input.groupId ?? null,
         created_at: nowIso(),
       };
@@ -223,6 +224,8 @@ export function superSignatureRepository(db: Kysely<Database>): SuperSignatureRe
       if (current.length > 0) {
         await db.updateTable('super_profiles').set({ superseded_at: nowIso() }).where('id', 'in', current.map((p) => p.id)).where('superseded_at', 'is', null).execute();
       }
+      // Every profile of the old certificate, superseded earlier or now: their builds are re-made when asked for.
+      await db.updateTable('super_profiles').set({ retired_at: nowIso() }).where('developer_account_id', '=', developerAccountId).where('retired_at', 'is', null).execute();
       await db.deleteFrom('super_templates').where('developer_account_id', '=', developerAccountId).execute();
       return current;
     },
