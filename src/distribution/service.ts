@@ -113,6 +113,22 @@ export class DistributionService {
     return distribution;
   }
 
+  /**
+   * The devices an ad-hoc or development release installs on (the UDIDs its certificate's
+   * profiles list); null for releases that install anywhere (in-house, Android, super).
+   */
+  async provisionedDevices(task: TaskRow): Promise<Set<string> | null> {
+    if (task.platform !== 'ios' || task.certificate_id === null || task.cert_type === 'super') return null;
+    const certificate = await this.#db.repos.certificates.find(task.account_id, task.certificate_id);
+    if (!certificate || (certificate.kind !== 'ios_adhoc' && certificate.kind !== 'ios_development')) return null;
+    const { parseProvisioningProfile } = await import('../signing/ios/profile/index.ts');
+    const devices = new Set<string>();
+    for (const row of await this.#db.repos.certificateProfiles.list(task.account_id, certificate.id)) {
+      for (const udid of parseProvisioningProfile(this.#db.repos.certificateProfiles.open(row)).devices) devices.add(udid.toUpperCase());
+    }
+    return devices;
+  }
+
   links(distribution: DistributionRow): DistributionLinks {
     const page = `${this.baseUrl}/d/${distribution.slug}`;
     const ios = distribution.platform === 'ios';
