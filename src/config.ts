@@ -14,6 +14,10 @@ export interface Config {
   s3: { bucket: string; region: string; endpoint: string | null; prefix: string; forcePathStyle: boolean };
   masterKey: string | null;
   fileKeyTtlSeconds: number;
+  /** Keep the inputs of live releases past the file_key lifetime (rotation re-signs them). */
+  keepLiveInputs: boolean;
+  /** Certificate lifecycle: expiring threshold, OCSP re-check period and timeout. */
+  lifecycle: { expiringDays: number; checkIntervalSeconds: number; ocspTimeoutMs: number };
   maxUploadBytes: number;
   rateLimit: { perSecond: number; burst: number };
   workerConcurrency: number;
@@ -59,6 +63,10 @@ export const SETTINGS: readonly Setting[] = [
   { name: 'SIGNET_S3_PREFIX', default: '', description: 'Key prefix for every object Signet writes.' },
   { name: 'SIGNET_S3_FORCE_PATH_STYLE', default: 'false', description: 'Path-style bucket addressing (most self-hosted S3 servers need `true`).' },
   { name: 'SIGNET_MASTER_KEY', default: '', description: '32-byte key (base64 or hex) encrypting private keys, passwords and profiles at rest. Unset: a 0600 key file is created in the data dir.' },
+  { name: 'SIGNET_CERT_EXPIRING_DAYS', default: '30', description: 'A certificate or profile that expires within this many days has health `expiring`.' },
+  { name: 'SIGNET_CERT_CHECK_INTERVAL', default: '86400', description: 'Seconds between the worker\'s checks of every certificate\'s health; revocation (OCSP) answers are reused until their nextUpdate.' },
+  { name: 'SIGNET_OCSP_TIMEOUT', default: '5', description: 'Seconds to wait for an OCSP responder (or a CA certificate download); no answer in time gives health `unknown`, never `revoked`.' },
+  { name: 'SIGNET_KEEP_LIVE_INPUTS', default: 'true', description: 'Keep an uploaded package past its file_key lifetime while a release signed from it has a live install link (enabled, unexpired), so certificate rotation can re-sign it; `false`: every upload follows SIGNET_FILE_KEY_TTL.' },
   { name: 'SIGNET_FILE_KEY_TTL', default: '86400', description: 'Seconds an uploaded file_key stays usable before the sweeper deletes it.' },
   { name: 'SIGNET_MAX_UPLOAD_BYTES', default: '2147483648', description: 'Largest accepted upload in bytes (2 GiB).' },
   { name: 'SIGNET_RATE_LIMIT', default: '20/s,100', description: 'Per API key: `R/s,B` allows B requests per window of B/R seconds (default 100 per 5 s); more answer 429 rate_limited.' },
@@ -166,6 +174,12 @@ export function loadConfig(env: Env, cwd: string = process.cwd()): Config {
     },
     masterKey: optional('SIGNET_MASTER_KEY'),
     fileKeyTtlSeconds: integer('SIGNET_FILE_KEY_TTL', 60, 365 * 86400),
+    keepLiveInputs: oneOf('SIGNET_KEEP_LIVE_INPUTS', ['true', 'false'] as const) === 'true',
+    lifecycle: {
+      expiringDays: integer('SIGNET_CERT_EXPIRING_DAYS', 0, 365),
+      checkIntervalSeconds: integer('SIGNET_CERT_CHECK_INTERVAL', 60, 30 * 86400),
+      ocspTimeoutMs: integer('SIGNET_OCSP_TIMEOUT', 1, 120) * 1000,
+    },
     maxUploadBytes: integer('SIGNET_MAX_UPLOAD_BYTES', 1, Number.MAX_SAFE_INTEGER),
     rateLimit: { perSecond: Number(rate[1]), burst: Number(rate[2]) },
     workerConcurrency: integer('SIGNET_WORKER_CONCURRENCY', 0, 64),

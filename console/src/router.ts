@@ -27,6 +27,7 @@ export const routes: RouteRecordRaw[] = [
   { path: '/tasks', component: () => import('./pages/TasksPage.vue'), meta: { title: 'nav.tasks' } },
   { path: '/tasks/:task_id', component: () => import('./pages/TaskDetailPage.vue'), meta: { title: 'nav.tasks' } },
   { path: '/certificates', component: () => import('./pages/CertificatesPage.vue'), meta: { title: 'nav.certificates' } },
+  { path: '/alerts', component: () => import('./pages/AlertsPage.vue'), meta: { title: 'nav.alerts' } },
   { path: '/developer-accounts', component: () => import('./pages/DeveloperAccountsPage.vue'), meta: { title: 'nav.developerAccounts' } },
   { path: '/links', component: () => import('./pages/LinksPage.vue'), meta: { title: 'nav.links' } },
   { path: '/settings/developer', component: () => import('./pages/DeveloperSettingsPage.vue'), meta: { title: 'nav.developerSettings' } },

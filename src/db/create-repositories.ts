@@ -1,11 +1,14 @@
 // Binds every repository to one Kysely instance (the database or a transaction).
 import type { Kysely } from 'kysely';
 import { accountRepository, apiKeyRepository } from './repositories/accounts.ts';
+import { accountWebhookRepository } from './repositories/account-webhooks.ts';
 import { certificateProfileRepository } from './repositories/certificate-profiles.ts';
 import { certificateRepository } from './repositories/certificates.ts';
 import { developerAccountRepository } from './repositories/developer-accounts.ts';
 import { developerAppIdRepository } from './repositories/developer-app-ids.ts';
 import { distributionRepository } from './repositories/distributions.ts';
+import { lifecycleRepository } from './repositories/lifecycle.ts';
+import { rotationRepository } from './repositories/rotations.ts';
 import { invitationRepository, passwordResetRepository, sessionRepository, setupTokenRepository } from './repositories/sessions.ts';
 import { superSignatureRepository } from './repositories/super-signature.ts';
 import { userRepository } from './repositories/users.ts';
@@ -36,5 +39,8 @@ export function createRepositories(db: Kysely<Database>, box: SecretBox): Reposi
     setupTokens: setupTokenRepository(db),
     invitations: invitationRepository(db),
     passwordResets: passwordResetRepository(db),
+    lifecycle: lifecycleRepository(db),
+    accountWebhooks: accountWebhookRepository(db),
+    rotations: rotationRepository(db),
   };
 }

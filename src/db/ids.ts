@@ -2,7 +2,7 @@
 // what it is (tsk_… is a task) and cannot be guessed or enumerated.
 import { createHash, randomBytes } from 'node:crypto';
 
-export type IdPrefix = 'acc' | 'key' | 'app' | 'tsk' | 'crt' | 'prf' | 'whd' | 'job' | 'dst' | 'usr' | 'ses' | 'inv';
+export type IdPrefix = 'acc' | 'key' | 'app' | 'tsk' | 'crt' | 'prf' | 'whd' | 'job' | 'dst' | 'usr' | 'ses' | 'inv' | 'whk' | 'evt' | 'rot';
 
 const BASE62 = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz';
 const URL_SAFE = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';

@@ -5,11 +5,14 @@
 // The repositories live one per table group in ./repositories/, each beside its interface; this
 // file only gathers them (and re-exports their types for callers), so no member imports it back.
 import type { AccountRepository, ApiKeyRepository } from './repositories/accounts.ts';
+import type { AccountWebhookRepository } from './repositories/account-webhooks.ts';
 import type { CertificateProfileRepository } from './repositories/certificate-profiles.ts';
 import type { CertificateRepository } from './repositories/certificates.ts';
 import type { DeveloperAccountRepository } from './repositories/developer-accounts.ts';
 import type { DeveloperAppIdRepository } from './repositories/developer-app-ids.ts';
 import type { DistributionRepository } from './repositories/distributions.ts';
+import type { LifecycleRepository } from './repositories/lifecycle.ts';
+import type { RotationRepository } from './repositories/rotations.ts';
 import type { InvitationRepository, PasswordResetRepository, SessionRepository, SetupTokenRepository } from './repositories/sessions.ts';
 import type { SuperSignatureRepository } from './repositories/super-signature.ts';
 import type { TaskRepository } from './repositories/tasks.ts';
@@ -20,6 +23,7 @@ import type { IdempotencyRepository, WebhookDeliveryRepository } from './reposit
 export type { AccountRepository, ApiKeyRepository } from './repositories/accounts.ts';
 export type { CertificateRepository, NewCertificateInput } from './repositories/certificates.ts';
 export type { DistributionRepository } from './repositories/distributions.ts';
+export type { LifecycleRepository } from './repositories/lifecycle.ts';
 export type { Page, PageRequest } from './repositories/pagination.ts';
 export type { NewTaskInput, TaskOutcome, TaskRepository } from './repositories/tasks.ts';
 export type { AppRepository, UploadRepository } from './repositories/uploads.ts';
@@ -44,5 +48,7 @@ export interface Repositories {
   setupTokens: SetupTokenRepository;
   invitations: InvitationRepository;
   passwordResets: PasswordResetRepository;
+  lifecycle: LifecycleRepository;
+  accountWebhooks: AccountWebhookRepository;
+  rotations: RotationRepository;
 }
-

@@ -10,6 +10,7 @@
 //   as TEXT (base64), never in the clear.
 import type { Selectable } from 'kysely';
 import type { DistributionTables } from './distribution-tables.ts';
+import type { LifecycleTables } from './lifecycle-tables.ts';
 import type { ProfileTables } from './profile-tables.ts';
 import type { SuperTables } from './super-tables.ts';
 import type { UserTables } from './user-tables.ts';
@@ -20,7 +21,15 @@ export type { Platform };
 export type CertType = 'enterprise' | 'super';
 export type TaskStatus = 'pending' | 'processing' | 'succeeded' | 'failed' | 'canceled';
 export const TERMINAL_TASK_STATUSES: readonly TaskStatus[] = ['succeeded', 'failed', 'canceled'];
-export type CertificateKind = 'ios_enterprise' | 'android';
+/**
+ * ios_enterprise: an in-house (enterprise) distribution certificate with in-house profiles;
+ * ios_adhoc: an iOS distribution certificate with ad-hoc profiles (installs on listed devices);
+ * ios_development: a development certificate with development profiles; android: a keystore.
+ */
+export type CertificateKind = 'ios_enterprise' | 'ios_adhoc' | 'ios_development' | 'android';
+export const IOS_CERTIFICATE_KINDS: readonly CertificateKind[] = ['ios_enterprise', 'ios_adhoc', 'ios_development'];
+/** The provisioning profile type (ProfileSummary.type) each iOS kind holds. */
+export const PROFILE_TYPE_OF_KIND: Readonly<Record<string, string>> = { ios_enterprise: 'enterprise', ios_adhoc: 'ad-hoc', ios_development: 'development' };
 export type JobState = 'queued' | 'running' | 'failed';
 
 export interface AccountsTable {
@@ -145,6 +154,9 @@ export interface CertificatesTable {
   profile_type: string | null;
   profile_expires_at: string | null;
   created_at: string;
+  /** The health state last recorded (migration 0010; null until first computed). */
+  health_state: string | null;
+  health_changed_at: string | null;
 }
 
 /** One row per delivery ATTEMPT, so the task can show every try with its outcome. */
@@ -190,7 +202,7 @@ export interface JobsTable {
 }
 
 /** Every table; later migrations' tables are declared beside them (distribution-tables.ts). */
-export interface Database extends DistributionTables, SuperTables, ProfileTables, UserTables {
+export interface Database extends DistributionTables, SuperTables, ProfileTables, UserTables, LifecycleTables {
   accounts: AccountsTable;
   api_keys: ApiKeysTable;
   uploads: UploadsTable;

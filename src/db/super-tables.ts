@@ -31,6 +31,9 @@ export interface DeveloperAccountsTable {
   checked_at: string;
   created_at: string;
   updated_at: string;
+  /** The lifecycle health state last recorded (migration 0010; null until first computed). */
+  health_state: string | null;
+  health_changed_at: string | null;
 }
 
 /** `reserved` while Signet asks Apple; then Apple's status (ENABLED, DISABLED, PROCESSING, INELIGIBLE). */
@@ -64,6 +67,8 @@ export interface SuperProfilesTable {
   expires_at: string;
   /** Set when a newer profile of the same bucket replaced it (and it was deleted at Apple). */
   superseded_at: string | null;
+  /** Set when the account's distribution certificate was replaced (migration 0014): its builds are re-made. */
+  retired_at: string | null;
   /** The profiles made together for one app (its own and its extensions'): the app profile's id. Null: a profile on its own. */
   group_id: string | null;
   created_at: string;

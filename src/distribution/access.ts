@@ -42,3 +42,21 @@ export function checkAccessToken(key: Buffer, slug: string, passwordHash: string
 function mac(key: Buffer, slug: string, expires: number, passwordHash: string): string {
   return createHmac('sha256', key).update(`${slug}\n${expires}\n${passwordHash}`).digest('base64url');
 }
+
+/**
+ * A visitor's device as Signet learned it from a UDID enrollment (super signature): the UDID and
+ * an HMAC under the link key, kept in an HttpOnly cookie so other install pages can tell the
+ * visitor when an ad-hoc build will not install on this device. Never stored server-side.
+ */
+export function deviceCookieValue(key: Buffer, udid: string): string {
+  return `${udid}.${createHmac('sha256', key).update(`device\n${udid}`).digest('base64url')}`;
+}
+
+/** The UDID of a device cookie that Signet issued, else null. */
+export function deviceFromCookie(key: Buffer, value: string | undefined): string | null {
+  const match = /^([0-9A-Fa-f-]{25,40})\.([A-Za-z0-9_-]{43})$/.exec(value ?? '');
+  if (!match) return null;
+  const expected = Buffer.from(deviceCookieValue(key, match[1]!).split('.')[1]!);
+  const given = Buffer.from(match[2]!);
+  return given.length === expected.length && timingSafeEqual(given, expected) ? match[1]! : null;
+}

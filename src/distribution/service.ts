@@ -55,6 +55,8 @@ export const RESUME_WINDOW_MS = 24 * 3600_000;
 
 export interface DistributionServiceOptions {
   db: Db;
+  /** Called once when a download fills a link's quota (account events). */
+  onQuotaReached?: (distribution: DistributionRow, downloads: number) => Promise<void>;
   blobs: BlobStore;
   /** Public base URL, no trailing slash (config.publicUrl or the local listener). */
   baseUrl: string;
@@ -109,6 +111,22 @@ export class DistributionService {
     });
     if (task.app_id !== null) await this.#db.repos.distributions.ensureAppLink(task.account_id, task.app_id, newSlug());
     return distribution;
+  }
+
+  /**
+   * The devices an ad-hoc or development release installs on (the UDIDs its certificate's
+   * profiles list); null for releases that install anywhere (in-house, Android, super).
+   */
+  async provisionedDevices(task: TaskRow): Promise<Set<string> | null> {
+    if (task.platform !== 'ios' || task.certificate_id === null || task.cert_type === 'super') return null;
+    const certificate = await this.#db.repos.certificates.find(task.account_id, task.certificate_id);
+    if (!certificate || (certificate.kind !== 'ios_adhoc' && certificate.kind !== 'ios_development')) return null;
+    const { parseProvisioningProfile } = await import('../signing/ios/profile/index.ts');
+    const devices = new Set<string>();
+    for (const row of await this.#db.repos.certificateProfiles.list(task.account_id, certificate.id)) {
+      for (const udid of parseProvisioningProfile(this.#db.repos.certificateProfiles.open(row)).devices) devices.add(udid.toUpperCase());
+    }
+    return devices;
   }
 
   links(distribution: DistributionRow): DistributionLinks {
@@ -277,7 +295,10 @@ export class DistributionService {
    * even after the quota filled.
    */
   async countDownload(distribution: DistributionRow, client: string, now = new Date()): Promise<boolean> {
-    if ((await this.#db.repos.distributions.countDownload(distribution.id, now)) === null) return false;
+    const count = await this.#db.repos.distributions.countDownload(distribution.id, now);
+    if (count === null) return false;
+    // The one increment that fills the quota announces it (the increment is atomic).
+    if (distribution.max_downloads !== null && count === distribution.max_downloads) await this.#options.onQuotaReached?.(distribution, count);
     await this.#db.repos.distributions.recordDownloadStart(distribution.id, client, now, new Date(now.getTime() - RESUME_WINDOW_MS));
     return true;
   }

@@ -2,6 +2,10 @@
 // files and no ports; src/main decides where it listens. Plugins are installed in order: request
 // ids and logging (fastify options), errors, strict validation, slow-client guards, metrics,
 // security headers, cookies, auth, rate limits, multipart, OpenAPI collection, then the routes.
+import type { AccountEventService } from '../services/account-events.ts';
+import { accountWebhookRoutes } from './routes/account-webhooks.ts';
+import { rotationRoutes } from './routes/rotations.ts';
+import type { RotationService } from '../services/rotations.ts';
 import { randomBytes } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
@@ -43,6 +47,10 @@ export interface HttpDeps {
   uploads: UploadService;
   tasks: TaskService;
   certificates: CertificateService;
+  /** Account webhooks and events (/v1/webhooks, /v1/events). */
+  events?: AccountEventService;
+  /** Certificate rotation (/v1/certificates/{id}/rotate, /v1/rotations). */
+  rotations?: RotationService;
   apps: AppService;
   distributions: DistributionService;
   /** Super signature: Apple developer accounts and device enrollments (routes absent without them). */
@@ -187,6 +195,8 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   uploadRoutes(app, { uploads: deps.uploads, maxUploadBytes: deps.maxUploadBytes, inFlight });
   taskRoutes(app, deps.tasks, () => deps.baseUrl);
   certificateRoutes(app, deps.certificates);
+  if (deps.events) accountWebhookRoutes(app, deps.events);
+  if (deps.rotations) rotationRoutes(app, deps.rotations);
   appRoutes(app, deps.apps, () => deps.baseUrl);
   distributionRoutes(app, deps.distributions);
   if (deps.developerAccounts) developerAccountRoutes(app, deps.developerAccounts);

@@ -23,6 +23,7 @@ export const CONSOLE_PAGES = [
   '/tasks/:task_id',
   '/certificates',
   '/developer-accounts',
+  '/alerts',
   '/links',
   '/settings/developer',
   '/members',

@@ -6,11 +6,12 @@ import type { CertificateProfileRow } from '../db/profile-tables.ts';
 import type { DeveloperAccountHealth } from '../db/super-tables.ts';
 import type { CertificateRow, TaskBundle, TaskRow, TaskStatus, TaskWarning, UploadRow, WebhookDeliveryRow, Platform } from '../db/schema.ts';
 import type { AppDetail, AppSummary, Release } from '../services/apps.ts';
-import type { CertificateRecord } from '../services/certificates.ts';
+import type { CertificateRecord, UploadWarning } from '../services/certificates.ts';
 import type { InvitationLookup } from '../services/invitations.ts';
 import type { InvitationRow, Role } from '../db/user-tables.ts';
 import type { MemberRow } from '../db/repositories/users.ts';
 import type { DeveloperAccountRecord } from '../services/developer-accounts.ts';
+import type { HealthView } from '../services/certificate-health.ts';
 import type { TaskRecord } from '../services/tasks.ts';
 
 export interface AppIdentityView {
@@ -115,6 +116,10 @@ export interface CertificateView {
   profiles: CertificateProfileView[];
   /** Install links signed with it that can still be used. */
   live_links: number;
+  /** Dates, profiles and revocation (OCSP) summed up; see certificate-health.ts. */
+  health: HealthView;
+  /** Upload answers only: what was accepted but needs attention (e.g. a profile about to expire). */
+  warnings?: UploadWarning[];
   created_at: string;
 }
 
@@ -243,7 +248,8 @@ export function certificateProfileView(row: CertificateProfileRow): CertificateP
   };
 }
 
-export function certificateView({ certificate: row, profiles, liveLinks }: CertificateRecord): CertificateView {
+/** The certificate with its provisioning profiles (oldest first, iOS), usable install links signed with it and its health. */
+export function certificateView({ certificate: row, profiles, liveLinks, health, warnings }: CertificateRecord): CertificateView {
   const first = profiles[0];
   return {
     id: row.id,
@@ -255,10 +261,12 @@ export function certificateView({ certificate: row, profiles, liveLinks }: Certi
     alias: row.key_alias,
     not_before: row.not_before,
     not_after: row.not_after,
-    profile: row.kind === 'ios_enterprise' ? { name: first?.name ?? null, app_id: first?.app_id ?? null, type: first?.type ?? null, expires_at: first?.expires_at ?? null } : null,
+    profile: row.kind !== 'android' ? { name: first?.name ?? null, app_id: first?.app_id ?? null, type: first?.type ?? null, expires_at: first?.expires_at ?? null } : null,
     profiles: profiles.map(certificateProfileView),
     live_links: liveLinks,
+    health,
     created_at: row.created_at,
+    ...(warnings !== undefined && warnings.length > 0 ? { warnings } : {}),
   };
 }
 
@@ -317,13 +325,15 @@ export interface DeveloperAccountView {
   certificate: { subject: string; serial_number: string; expires_at: string };
   health: DeveloperAccountHealth;
   health_detail: string | null;
+  /** The distribution certificate's lifecycle health (dates and revocation), like a certificate's `health`. */
+  certificate_health: HealthView;
   usable: boolean;
   slots: DeveloperAccountRecord['slots'];
   checked_at: string;
   created_at: string;
 }
 
-export function developerAccountView({ account: row, usable, slots }: DeveloperAccountRecord): DeveloperAccountView {
+export function developerAccountView({ account: row, usable, slots, certificateHealth }: DeveloperAccountRecord): DeveloperAccountView {
   return {
     id: row.id,
     name: row.name,
@@ -333,6 +343,7 @@ export function developerAccountView({ account: row, usable, slots }: DeveloperA
     certificate: { subject: row.certificate_subject, serial_number: row.certificate_serial, expires_at: row.certificate_not_after },
     health: row.health,
     health_detail: row.health_detail,
+    certificate_health: certificateHealth,
     usable,
     slots,
     checked_at: row.checked_at,

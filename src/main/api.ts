@@ -60,6 +60,8 @@ export async function buildApi(domain: Domain, overrides: ApiOverrides): Promise
     uploads: domain.uploads,
     tasks: domain.tasks,
     certificates: domain.certificates,
+    events: domain.events,
+    rotations: domain.rotations,
     apps: domain.apps,
     distributions: domain.distributions,
     developerAccounts: domain.developerAccounts,
@@ -86,6 +88,7 @@ export async function buildApi(domain: Domain, overrides: ApiOverrides): Promise
     console: consoleDeps,
   });
   appLog = app.log;
+  domain.attachLogger(app.log);
 
   const listen = async (): Promise<RunningApi> => {
     await app.listen({ port: config.port, host: config.host });

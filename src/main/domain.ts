@@ -17,7 +17,12 @@ import { ApiKeyService } from '../services/api-keys.ts';
 import { AppService } from '../services/apps.ts';
 import { CertificateService, type ProfileReader } from '../services/certificates.ts';
 import { DeveloperAccountService } from '../services/developer-accounts.ts';
+import { AccountEventService } from '../services/account-events.ts';
 import { KeystoreReader } from '../services/keystore-reader.ts';
+import { LifecycleMonitor } from '../services/lifecycle-monitor.ts';
+import type { Logger } from '../services/logger.ts';
+import { RevocationService } from '../services/revocation.ts';
+import { RotationService } from '../services/rotations.ts';
 import { Metrics } from '../services/metrics.ts';
 import { OutboundAllowList, type OutboundOptions } from '../services/outbound.ts';
 import { TaskService } from '../services/tasks.ts';
@@ -27,6 +32,7 @@ import type { DeviceBuildSigner } from '../super-signature/device-signer.ts';
 import { EnrollmentService } from '../super-signature/enrollment.ts';
 import type { ProfileSigner } from '../super-signature/profile-signer.ts';
 import { resigningDeviceSigner } from '../super-signature/resigning-device-signer.ts';
+import { bundledAppleCertificates } from '../signing/cms/apple-ca/index.ts';
 import { readCaDirectory } from '../signing/cms/ca-directory.ts';
 import type { SigningSettings } from '../signing/pipeline/types.ts';
 import { productionProfileReader } from './signers.ts';
@@ -62,6 +68,13 @@ export interface Domain {
   signingSettings: SigningSettings;
   deviceSigner: DeviceBuildSigner;
   profileSigner: ProfileSigner | null;
+  /** Account events (alerts) and account webhooks. */
+  events: AccountEventService;
+  /** Certificate and developer-account health; the worker runs its periodic check. */
+  lifecycle: LifecycleMonitor;
+  rotations: RotationService;
+  /** Services built before a logger exists log through the one the API or the worker attaches. */
+  attachLogger(logger: Logger): void;
   close(): Promise<void>;
 }
 
@@ -109,12 +122,35 @@ export async function openDomain(config: Config, overrides: DomainOverrides = {}
     // The base URL is known once the port is; services read it lazily through this holder.
     const base = { url: publicBaseUrl(config) };
     const profileReader: ProfileReader | null = productionProfileReader();
+    let logTarget: Logger | null = null;
+    const log: Logger = {
+      debug: (o, m) => logTarget?.debug(o, m),
+      info: (o, m) => logTarget?.info(o, m),
+      warn: (o, m) => logTarget?.warn(o, m),
+      error: (o, m) => logTarget?.error(o, m),
+    };
+    // Signing settings shared by every path (pool threads, per-device builds): SIGNET_APPLE_CA_DIR's
+    // certificates, read once, beside the Apple CAs shipped with Signet.
+    const signingSettings: SigningSettings = { caCertificates: config.appleCaDir === null ? [] : await readCaDirectory(config.appleCaDir).catch((cause: unknown) => {
+      throw new ConfigError(`SIGNET_APPLE_CA_DIR (${config.appleCaDir}) cannot be read: ${(cause as Error).message}`);
+    }) };
+    // Revocation (OCSP) of signing certificates: asked at upload and by the worker's periodic
+    // check. Issuers are looked for in the keystore's chain, then Apple's CAs and the CA dir.
+    const issuerCandidates = [...bundledAppleCertificates(), ...(signingSettings.caCertificates ?? []).map((c) => Buffer.from(c))];
+    const revocation = new RevocationService({
+      db,
+      outbound,
+      timeoutMs: config.lifecycle.ocspTimeoutMs,
+      recheckMs: config.lifecycle.checkIntervalSeconds * 1000,
+      caCertificates: async () => issuerCandidates,
+    });
     const uploads = new UploadService({
       db,
       blobs: store,
       inspect: inspectSource,
       maxUploadBytes: config.maxUploadBytes,
       fileKeyTtlSeconds: config.fileKeyTtlSeconds,
+      keepLiveInputs: config.keepLiveInputs,
       storageQuotaBytes: config.quotas.storageBytes,
       onReceived: (bytes, platform) => metrics.uploadBytes.inc({ platform }, bytes),
     });
@@ -126,15 +162,15 @@ export async function openDomain(config: Config, overrides: DomainOverrides = {}
         const { describeCertificate } = await import('../signing/cms/index.ts');
         const identity = await keystores.loadIdentity(p12, { password });
         const info = describeCertificate(identity.certificate);
-        return { certificate: identity.certificate, subject: info.subject, serial: info.serialNumber, teamId: info.teamId ?? null, notAfter: info.notAfter };
+        return { certificate: identity.certificate, chain: identity.chain, subject: info.subject, serial: info.serialNumber, teamId: info.teamId ?? null, notAfter: info.notAfter };
       },
       ...(overrides.superSignature?.ascOptions ? { ascOptions: overrides.superSignature.ascOptions } : {}),
+      revocation,
+      expiringDays: config.lifecycle.expiringDays,
+      onHealthRecorded: async (row) => {
+        await lifecycle.checkDeveloperAccount(row);
+      },
     });
-    // Signing settings shared by every path (pool threads, per-device builds): SIGNET_APPLE_CA_DIR's
-    // certificates, read once, beside the Apple CAs shipped with Signet.
-    const signingSettings: SigningSettings = { caCertificates: config.appleCaDir === null ? [] : await readCaDirectory(config.appleCaDir).catch((cause: unknown) => {
-      throw new ConfigError(`SIGNET_APPLE_CA_DIR (${config.appleCaDir}) cannot be read: ${(cause as Error).message}`);
-    }) };
     const deviceSigner = overrides.superSignature?.deviceSigner ?? resigningDeviceSigner({ settings: signingSettings, loadIdentity: (p12, options) => keystores.loadIdentity(p12, options) });
     // UDID-capture profiles are signed with SIGNET_PROFILE_SIGNING_*, else the TLS pair, else not
     // at all; the CMS code loads only when there is something to sign with.
@@ -163,6 +199,23 @@ export async function openDomain(config: Config, overrides: DomainOverrides = {}
       db,
       loadIdentity: (bytes, options) => keystores.loadIdentity(bytes, options),
       readProfile: profileReader,
+      revocation,
+      expiringDays: config.lifecycle.expiringDays,
+      onCreated: async (row) => {
+        await lifecycle.checkCertificate(row);
+      },
+    });
+    // Account events (alerts) and account webhooks; the monitor records health and announces changes.
+    const events = new AccountEventService({ db, queue: jobs, outbound });
+    const lifecycle: LifecycleMonitor = new LifecycleMonitor({
+      db,
+      revocation,
+      certificates,
+      developerAccounts,
+      events,
+      loadIdentity: (bytes, options) => keystores.loadIdentity(bytes, options),
+      logger: log,
+      intervalMs: config.lifecycle.checkIntervalSeconds * 1000,
     });
     const webhooks = new WebhookService({
       db,
@@ -173,6 +226,16 @@ export async function openDomain(config: Config, overrides: DomainOverrides = {}
     });
     const distributions = new DistributionService({
       db,
+      onQuotaReached: async (distribution, downloads) => {
+        await events
+          .emit({
+            accountId: distribution.account_id,
+            type: 'distribution.quota_reached',
+            subjectId: distribution.id,
+            data: { distribution_id: distribution.id, task_id: distribution.task_id, app_id: distribution.app_id, url: `${base.url}/d/${distribution.slug}`, downloads, max_downloads: distribution.max_downloads },
+          })
+          .catch((error: unknown) => log.error({ err: error, distribution_id: distribution.id }, 'quota event not recorded'));
+      },
       blobs: store,
       get baseUrl() {
         return base.url;
@@ -187,6 +250,7 @@ export async function openDomain(config: Config, overrides: DomainOverrides = {}
       },
     });
     const apps = new AppService({ db, tasks, distributions });
+    const rotations = new RotationService({ db, tasks, distributions, blobs: store });
     return {
       config,
       db,
@@ -210,6 +274,12 @@ export async function openDomain(config: Config, overrides: DomainOverrides = {}
       signingSettings,
       deviceSigner,
       profileSigner,
+      events,
+      lifecycle,
+      rotations,
+      attachLogger: (logger) => {
+        logTarget = logger;
+      },
       close: closeAll,
     };
   } catch (error) {

@@ -11,6 +11,7 @@ import type { Config } from '../config.ts';
 import type { Db } from '../db/database.ts';
 import type { JobQueue } from '../queue/job-queue.ts';
 import type { QueueTuning } from '../queue/open-job-queue.ts';
+import type { LifecycleMonitor } from '../services/lifecycle-monitor.ts';
 import type { Signer } from '../services/signer.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
 import type { DeviceBuildSigner } from '../super-signature/device-signer.ts';
@@ -42,6 +43,8 @@ export interface RunningService {
   db: Db;
   queue: JobQueue;
   blobs: BlobStore;
+  /** Certificate and developer-account health (its periodic check runs where a worker runs). */
+  lifecycle: LifecycleMonitor;
   /** Graceful shutdown: aborts uploads, hands running tasks back to the queue, closes everything. */
   close(): Promise<void>;
 }
@@ -80,7 +83,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         await worker?.close();
         await domain.close();
       })());
-    return { app: running.app, url: running.url, db: domain.db, queue: domain.queue, blobs: domain.blobs, close };
+    return { app: running.app, url: running.url, db: domain.db, queue: domain.queue, blobs: domain.blobs, lifecycle: domain.lifecycle, close };
   } catch (error) {
     await app?.close().catch(() => {});
     await worker?.close().catch(() => {});

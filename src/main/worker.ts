@@ -40,8 +40,10 @@ export function startWorker(domain: Domain, options: { logger: Logger; signers?:
     tasks: domain.tasks,
     uploads: domain.uploads,
     webhooks: domain.webhooks,
+    events: domain.events,
     scratch: domain.scratch,
-    onSucceeded: (task) => domain.distributions.publish(task),
+    // A task re-signing a release for a rotation takes over that release's link instead.
+    onSucceeded: async (task) => ((await domain.rotations.onTaskSucceeded(task)) ? null : domain.distributions.publish(task)),
     onSigned: (task, seconds, outcome) => domain.metrics.signingDuration.observe({ platform: task.platform, cert_type: task.cert_type, outcome }, seconds),
     logger,
   });
@@ -54,7 +56,12 @@ export function startWorker(domain: Domain, options: { logger: Logger; signers?:
     onExhausted: (job) => taskWorker.onExhausted(job),
     onError: (error) => logger.error({ err: error }, 'job queue error'),
   });
-  const stopSweeper = taskWorker.startSweeper();
+  domain.attachLogger(logger);
+  const stopUploadSweeper = taskWorker.startSweeper();
+  const stopMonitor = domain.lifecycle.start();
+  const stopSweeper = async () => {
+    await Promise.all([stopUploadSweeper(), stopMonitor()]);
+  };
   return {
     close: async () => {
       await stopSweeper();

@@ -16,13 +16,15 @@ export interface JobPayloads {
   sign_task: { taskId: string };
   /** Deliver one webhook event for a task (one attempt per run; retries use the queue's backoff). */
   deliver_webhook: { taskId: string; event: string };
+  /** Deliver one account event to one account webhook (same retries as deliver_webhook). */
+  deliver_event: { webhookId: string; eventId: string };
   /** Delete expired uploads and their blobs. */
   sweep_uploads: Record<string, never>;
   /** Super signature: register a captured device at Apple, make its profile and its build. */
   super_device: { enrollmentId: string };
 }
 export type JobKind = keyof JobPayloads;
-export const JOB_KINDS: readonly JobKind[] = ['sign_task', 'deliver_webhook', 'sweep_uploads', 'super_device'];
+export const JOB_KINDS: readonly JobKind[] = ['sign_task', 'deliver_webhook', 'deliver_event', 'sweep_uploads', 'super_device'];
 /** EnqueueOptions.maxAttempts when not given. */
 export const DEFAULT_MAX_ATTEMPTS = 3;
 

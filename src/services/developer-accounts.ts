@@ -11,7 +11,10 @@ import { normalizeUdid } from '../apple/udid.ts';
 import type { Db } from '../db/database.ts';
 import type { DeveloperAccountHealth, DeveloperAccountRow } from '../db/super-tables.ts';
 import { AppError, errorCodeOf, type ErrorCode } from '../errors.ts';
+import type { RevocationCheckRow } from '../db/lifecycle-tables.ts';
+import { computeHealth, type HealthFinding, type HealthView } from './certificate-health.ts';
 import type { Principal } from './principal.ts';
+import type { RevocationService } from './revocation.ts';
 
 export interface DeveloperAccountInput {
   name: string | null;
@@ -29,10 +32,12 @@ export interface DeveloperAccountRecord {
   account: DeveloperAccountRow;
   usable: boolean;
   slots: DeviceClassSlots;
+  /** The distribution certificate's lifecycle health (dates and revocation), like a certificate's. */
+  certificateHealth: HealthView;
 }
 
 /** Loads a .p12 (src/signing/cms loadIdentity), injected so the service does not load pkijs at start. */
-export type DistributionIdentityReader = (p12: Buffer, password: string) => Promise<{ certificate: Buffer; subject: string; serial: string; teamId: string | null; notAfter: Date }>;
+export type DistributionIdentityReader = (p12: Buffer, password: string) => Promise<{ certificate: Buffer; chain?: Buffer[]; subject: string; serial: string; teamId: string | null; notAfter: Date }>;
 
 export interface DeveloperAccountServiceOptions {
   db: Db;
@@ -41,6 +46,12 @@ export interface DeveloperAccountServiceOptions {
   now?: () => Date;
   /** Test seam: App Store Connect client options (backoff, fetch). */
   ascOptions?: { baseDelayMs?: number; maxRetries?: number };
+  /** Revocation (OCSP) of the distribution certificate, checked at registration and by the worker. */
+  revocation?: RevocationService;
+  /** Lifecycle health `expiring` within this many days (default 30). */
+  expiringDays?: number;
+  /** After Apple's verdict on an account was recorded: records its health (alerts on a change). */
+  onHealthRecorded?: (row: DeveloperAccountRow) => Promise<void>;
 }
 
 const ISSUER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -85,6 +96,10 @@ export class DeveloperAccountService {
     if (identity.notAfter.getTime() <= this.#now().getTime()) {
       throw new AppError('developer_certificate_unusable', `The distribution certificate expired on ${identity.notAfter.toISOString().slice(0, 10)}.`);
     }
+    const revocation = await this.#options.revocation?.check(identity.certificate, identity.chain ?? []);
+    if (revocation?.status === 'revoked') {
+      throw new AppError('developer_certificate_unusable', `The distribution certificate was revoked${revocation.revoked_at ? ` on ${revocation.revoked_at.slice(0, 10)}` : ''} (its OCSP responder says so).`);
+    }
     const api = new AppStoreConnect({ baseUrl: this.#options.ascBaseUrl, key: { issuerId: input.issuerId, keyId: input.keyId, privateKeyPem: input.p8 }, ...this.#options.ascOptions });
     const certificates = await api.listDistributionCertificates();
     const serial = normalizeSerial(identity.serial);
@@ -121,6 +136,7 @@ export class DeveloperAccountService {
       throw error;
     }
     await repo.syncDevices(row.id, syncable(devices));
+    await this.#healthRecorded(row.id);
     return this.record(row);
   }
 
@@ -137,6 +153,38 @@ export class DeveloperAccountService {
   }
 
   /**
+   * Rotation for super signature: a new distribution identity for the account (its certificate
+   * renewed, expiring or revoked). It must be current in the team like at registration. Every
+   * profile made with the old certificate is retired (deleted at Apple, best effort) so the next
+   * device request makes new ones naming the new certificate, and per-device builds, keyed by
+   * profile, are made again with the new identity.
+   */
+  async replaceCertificate(principal: Principal, id: string, input: { p12: Buffer; password: string | null }): Promise<DeveloperAccountRecord> {
+    const row = await this.#find(principal, id);
+    const identity = await this.#readIdentity(input.p12, input.password ?? '');
+    if (identity.notAfter.getTime() <= this.#now().getTime()) {
+      throw new AppError('developer_certificate_unusable', `The distribution certificate expired on ${identity.notAfter.toISOString().slice(0, 10)}.`);
+    }
+    const revocation = await this.#options.revocation?.check(identity.certificate, identity.chain ?? []);
+    if (revocation?.status === 'revoked') throw new AppError('developer_certificate_unusable', 'The distribution certificate was revoked (its OCSP responder says so).');
+    const api = this.client(row);
+    const serial = normalizeSerial(identity.serial);
+    const match = (await api.listDistributionCertificates()).find((c) => c.serialNumber === serial);
+    if (!match) throw new AppError('developer_certificate_mismatch', `The .p12 certificate (serial ${serial}) is not among this team's current distribution certificates.`);
+    if (identity.teamId !== null && identity.teamId !== row.team_id) throw new AppError('developer_certificate_mismatch', `The certificate belongs to team ${identity.teamId}, the account to team ${row.team_id}.`);
+    const fingerprint = createHash('sha256').update(identity.certificate).digest('hex');
+    const repos = this.#options.db.repos;
+    const updated = await repos.developerAccounts.replaceCertificate(row.id, { p12: input.p12, p12Password: input.password, certificate: { subject: identity.subject, serial, fingerprint, notAfter: identity.notAfter }, ascCertificateId: match.id });
+    for (const key of this.#clients.keys()) if (key.startsWith(`${row.id}:`)) this.#clients.delete(key);
+    for (const retired of await repos.superSignature.retireForNewCertificate(row.id)) {
+      // Builds already installed keep working until the old certificate is revoked; Apple's copies can go.
+      await api.deleteProfile(retired.asc_profile_id).catch(() => undefined);
+    }
+    await this.#healthRecorded(row.id);
+    return this.record(updated ?? row);
+  }
+
+  /**
    * Re-checks the key and certificate against App Store Connect and resyncs devices and App IDs;
    * records the resulting health (never throws for an account-level problem: it is the answer).
    */
@@ -147,6 +195,22 @@ export class DeveloperAccountService {
   }
 
   async refresh(row: DeveloperAccountRow): Promise<DeveloperAccountHealth> {
+    try {
+      return await this.#refresh(row);
+    } finally {
+      await this.#healthRecorded(row.id);
+    }
+  }
+
+  async #healthRecorded(id: string): Promise<void> {
+    const hook = this.#options.onHealthRecorded;
+    if (!hook) return;
+    const row = await this.#options.db.repos.developerAccounts.findById(id);
+    // An alert that cannot be recorded now is recorded by the next periodic check.
+    if (row) await hook(row).catch(() => {});
+  }
+
+  async #refresh(row: DeveloperAccountRow): Promise<DeveloperAccountHealth> {
     const repo = this.#options.db.repos.developerAccounts;
     try {
       if (Date.parse(row.certificate_not_after) <= this.#now().getTime()) {
@@ -177,6 +241,7 @@ export class DeveloperAccountService {
     const health = code === null ? undefined : (HEALTH_OF[code] ?? (code === 'apple_unavailable' ? 'unreachable' : undefined));
     if (health === undefined) return null;
     await this.#options.db.repos.developerAccounts.setHealth(row.id, health, error instanceof Error ? error.message : String(error));
+    await this.#healthRecorded(row.id);
     return health;
   }
 
@@ -196,9 +261,18 @@ export class DeveloperAccountService {
     for (const key of this.#clients.keys()) if (key.startsWith(`${id}:`)) this.#clients.delete(key);
   }
 
-  /** Usable for new devices: healthy and its certificate not expired. */
+  /** Usable for new devices: healthy and its certificate neither expired nor (as last recorded) revoked. */
   usable(row: DeveloperAccountRow): boolean {
-    return row.health === 'ok' && Date.parse(row.certificate_not_after) > this.#now().getTime();
+    return row.health === 'ok' && row.health_state !== 'revoked' && Date.parse(row.certificate_not_after) > this.#now().getTime();
+  }
+
+  /** The distribution certificate's lifecycle health from its dates, revocation and Apple's verdicts. */
+  async certificateHealth(row: DeveloperAccountRow, revocation?: RevocationCheckRow | null): Promise<HealthView> {
+    const answer = revocation === undefined ? await this.#options.db.repos.lifecycle.findRevocation(row.certificate_fingerprint) : revocation;
+    const extra: HealthFinding[] = [];
+    // Apple's own word (App Store Connect no longer lists the certificate) counts like an OCSP answer.
+    if (row.health === 'certificate_revoked') extra.push({ state: 'revoked', reason: row.health_detail ?? 'App Store Connect reports the distribution certificate revoked.' });
+    return computeHealth({ now: this.#now(), expiringDays: this.#options.expiringDays ?? 30, notAfter: row.certificate_not_after, teamId: row.team_id, profiles: null, revocation: answer, revocable: answer === null || answer.status !== 'not_applicable', extra });
   }
 
   async #find(principal: Principal, id: string): Promise<DeveloperAccountRow> {
@@ -213,7 +287,7 @@ export class DeveloperAccountService {
       const used = usage[deviceClass] ?? 0;
       return { used, limit: row.slots_per_class, free: Math.max(0, row.slots_per_class - used) };
     };
-    return { account: row, usable: this.usable(row), slots: { iphone: slot('IPHONE'), ipad: slot('IPAD'), ipod: slot('IPOD') } };
+    return { account: row, usable: this.usable(row), slots: { iphone: slot('IPHONE'), ipad: slot('IPAD'), ipod: slot('IPOD') }, certificateHealth: await this.certificateHealth(row) };
   }
 }
 

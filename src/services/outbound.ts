@@ -248,3 +248,46 @@ function unwrap(error: Error): Error {
   for (let e: unknown = error; e instanceof Error; e = e.cause) if (e instanceof OutboundRefused) return e;
   return error;
 }
+
+export interface OutboundExchange {
+  status: number;
+  contentType: string | null;
+  body: Buffer;
+}
+
+/**
+ * One request under the same policy as postOutbound (no redirects, checked addresses), keeping
+ * the response body up to `maxBytes` (a larger body rejects): OCSP answers and CA certificates,
+ * which are small. Rejects with OutboundRefused (nothing sent), or the network error.
+ */
+export async function exchangeOutbound(
+  url: string,
+  request: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: Buffer; signal: AbortSignal; maxBytes: number },
+  options: OutboundOptions,
+): Promise<OutboundExchange> {
+  const target = new URL(url);
+  const host = target.hostname.replace(/^\[|\]$/g, '');
+  if (net.isIP(host) !== 0) assertAllowed(host, host, options);
+  const transport = target.protocol === 'https:' ? https : target.protocol === 'http:' ? http : null;
+  if (transport === null) throw new OutboundRefused(`${target.protocol} URLs are not supported`);
+  const headers = request.body === undefined ? request.headers : { ...request.headers, 'content-length': String(request.body.length) };
+  return new Promise<OutboundExchange>((resolve, reject) => {
+    const outgoing = transport.request(target, { method: request.method, headers, lookup: guardedLookup(options), agent: false, signal: request.signal });
+    outgoing.once('response', (response) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      response.on('data', (chunk: Buffer) => {
+        size += chunk.length;
+        if (size > request.maxBytes) {
+          response.destroy(new Error(`the response from ${target.origin} is larger than ${request.maxBytes} bytes`));
+          return;
+        }
+        chunks.push(chunk);
+      });
+      response.once('end', () => resolve({ status: response.statusCode ?? 0, contentType: response.headers['content-type'] ?? null, body: Buffer.concat(chunks) }));
+      response.once('error', reject);
+    });
+    outgoing.once('error', (error: Error) => reject(unwrap(error)));
+    outgoing.end(request.body);
+  });
+}

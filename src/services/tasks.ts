@@ -1,10 +1,12 @@
 // Tasks: creation (validation, certificate choice, idempotency, enqueueing in one transaction),
 // reading, listing, canceling, and the signed artifact. The worker side lives in worker.ts.
 import type { Readable } from 'node:stream';
+import type { Kysely } from 'kysely';
 import type { Db } from '../db/database.ts';
+import type { Repositories } from '../db/repositories.ts';
 import { sha256Hex } from '../db/ids.ts';
 import { allRows } from '../db/repositories/pagination.ts';
-import type { CertificateKind, CertificateRow, Platform, TaskRow, TaskStatus, WebhookDeliveryRow } from '../db/schema.ts';
+import { IOS_CERTIFICATE_KINDS, type CertificateKind, type CertificateRow, type Database, type Platform, type TaskRow, type TaskStatus, type WebhookDeliveryRow } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import { SigningError } from '../signing/errors.ts';
 import { appIdPatternMatches } from '../signing/ios/profile/checks.ts';
@@ -140,6 +142,31 @@ export class TaskService {
     }
   }
 
+  /**
+   * An ordinary signing task that signs `source`'s input again with `certificate` (certificate
+   * rotation), created and queued inside `tx`. The input blob is the source task's (kept while its
+   * release is live); per-bundle profile choices name the old certificate's profiles and are
+   * dropped; no callback_url (account webhooks still see it end).
+   */
+  async resign(tx: { kysely: Kysely<Database>; repos: Repositories }, source: TaskRow, certificate: CertificateRow): Promise<TaskRow> {
+    const { profiles: _dropped, ...options } = JSON.parse(source.options_json) as Record<string, unknown>;
+    const row = await tx.repos.tasks.create({
+      accountId: source.account_id,
+      platform: source.platform,
+      uploadId: source.upload_id,
+      inputBlobKey: source.input_blob_key,
+      inputFilename: source.input_filename,
+      certificateId: certificate.id,
+      certType: source.cert_type,
+      options,
+      callbackUrl: null,
+      appId: source.app_id,
+      app: { bundleId: source.bundle_id, name: source.app_name, version: source.app_version, build: source.app_build },
+    });
+    await this.options.queue.enqueue('sign_task', { taskId: row.id }, { transaction: tx.kysely, maxAttempts: row.max_attempts });
+    return row;
+  }
+
   private async replay(principal: Principal, taskId: string, sameBody: boolean): Promise<TaskRow> {
     if (!sameBody) throw new AppError('idempotency_conflict', 'This Idempotency-Key was already used with a different request body.');
     const task = await this.options.db.repos.tasks.find(principal.accountId, taskId);
@@ -152,7 +179,7 @@ export class TaskService {
    * whose App ID covers that bundle id (checked now, so a typo is a 4xx, not a failed task).
    */
   private async checkProfileChoice(principal: Principal, certificate: CertificateRow | null, choice: Record<string, string>): Promise<Record<string, string>> {
-    if (certificate?.kind !== 'ios_enterprise') {
+    if (certificate === null || certificate.kind === 'android') {
       throw new AppError('invalid_request', 'profiles (a profile per bundle id) applies to iOS enterprise tasks only.', { details: { field: 'profiles' } });
     }
     for (const [bundleId, profileId] of Object.entries(choice)) {
@@ -178,18 +205,28 @@ export class TaskService {
     if (kind === null) {
       throw new AppError('certificate_required', `cert_type "${input.certType}" needs signing credentials this account has not set up.`);
     }
+    const now = this.now().toISOString();
     if (input.certificateId !== undefined) {
       const chosen = await repo.find(principal.accountId, input.certificateId);
       if (!chosen) throw new AppError('certificate_not_found', `No certificate ${input.certificateId}.`);
-      if (chosen.kind !== kind) throw new AppError('certificate_required', `Certificate ${chosen.id} is ${chosen.kind}; this task needs a ${kind} certificate.`);
+      // Named explicitly, any iOS certificate signs an iOS task (ad-hoc and development builds
+      // install on the devices their profiles list); by default only in-house ones are chosen.
+      const fits = kind === 'ios_enterprise' ? IOS_CERTIFICATE_KINDS.includes(chosen.kind) : chosen.kind === kind;
+      if (!fits) throw new AppError('certificate_required', `Certificate ${chosen.id} is ${chosen.kind}; this task needs a ${kind} certificate.`);
+      // Nothing signed with an expired or revoked certificate installs: say so now, not as a failed task.
+      if (chosen.not_after !== null && chosen.not_after <= now) throw new SigningError('certificate_expired', `Certificate ${chosen.id} expired on ${chosen.not_after.slice(0, 10)}.`);
+      const revocation = await this.options.db.repos.lifecycle.findRevocation(chosen.fingerprint);
+      if (revocation?.status === 'revoked') throw new AppError('certificate_revoked', `Certificate ${chosen.id} was revoked${revocation.revoked_at ? ` on ${revocation.revoked_at.slice(0, 10)}` : ''}.`);
       return chosen;
     }
-    // Default: the newest certificate of the right kind that has not expired.
-    const now = this.now().toISOString();
+    // Default: the newest certificate of the right kind that has neither expired nor been revoked
+    // (as its OCSP responder last answered).
     for await (const certificate of allRows((page) => repo.list(principal.accountId, { ...page, kind }))) {
-      if (certificate.not_after === null || certificate.not_after > now) return certificate;
+      if (certificate.not_after !== null && certificate.not_after <= now) continue;
+      if ((await this.options.db.repos.lifecycle.findRevocation(certificate.fingerprint))?.status === 'revoked') continue;
+      return certificate;
     }
-    throw new AppError('certificate_required', `No usable ${kind} certificate; upload one with POST /v1/certificates.`);
+    throw new AppError('certificate_required', `No usable ${kind} certificate (none that has neither expired nor been revoked); upload one with POST /v1/certificates.`);
   }
 
   async get(principal: Principal, taskId: string): Promise<TaskRecord> {

@@ -42,6 +42,11 @@ export interface UploadServiceOptions {
   inspect: PackageInspector;
   maxUploadBytes: number;
   fileKeyTtlSeconds: number;
+  /**
+   * Keep an expired upload while a live release (enabled, unexpired install link) was signed from
+   * it, so it can be re-signed with another certificate (default true; SIGNET_KEEP_LIVE_INPUTS).
+   */
+  keepLiveInputs?: boolean;
   /** Bytes one account may keep in storage (uploads + signed artifacts); 0: no quota. */
   storageQuotaBytes?: number;
   /** Counts received bytes (metrics). */
@@ -169,7 +174,7 @@ export class UploadService {
     const { db, blobs } = this.options;
     let deleted = 0;
     for (;;) {
-      const expired = await db.repos.uploads.listExpired(this.now(), batch);
+      const expired = await db.repos.uploads.listExpired(this.now(), batch, { keepLiveInputs: this.options.keepLiveInputs ?? true });
       for (const upload of expired) {
         // Blob first: a crash in between leaves a row the next sweep retries, never an orphan blob.
         await blobs.delete(upload.blob_key);

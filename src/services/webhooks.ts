@@ -97,6 +97,40 @@ export class WebhookService {
     return { outcome, statusCode, error, durationMs: performance.now() - started };
   }
 
+  /**
+   * One attempt to deliver an account event to an account webhook (see account-events.ts); throws
+   * (so the queue retries) unless the receiver answered 2xx. A webhook deleted or disabled since
+   * the event is not called. Task events carry the task as it is now, like task callbacks.
+   */
+  async deliverEvent(payload: { webhookId: string; eventId: string }, context: JobContext): Promise<void> {
+    const { db } = this.options;
+    const [hook, event] = await Promise.all([db.repos.accountWebhooks.findById(payload.webhookId), db.repos.accountWebhooks.findEvent(payload.eventId)]);
+    if (hook === null || event === null || hook.state !== 'enabled') return;
+    let data = JSON.parse(event.data_json) as unknown;
+    if (event.type.startsWith('task.')) {
+      const task = await db.repos.tasks.find(null, event.subject_id);
+      if (task) data = this.options.taskBody(task, await db.repos.webhookDeliveries.listForTask(task.id));
+    }
+    const body = JSON.stringify({ id: event.id, event: event.type, created_at: event.created_at, data });
+    const secret = await db.repos.accounts.webhookSecret(hook.account_id);
+    const signal = AbortSignal.any([context.signal, AbortSignal.timeout(this.options.timeoutMs ?? 10_000)]);
+    const sent = await this.post(hook.url, event.type, body, secret, { 'signet-delivery-attempt': String(context.attempt), 'signet-event-id': event.id, 'signet-webhook-id': hook.id }, signal);
+    await db.repos.accountWebhooks.recordDelivery({
+      webhook_id: hook.id,
+      event_id: event.id,
+      account_id: hook.account_id,
+      event: event.type,
+      url: hook.url,
+      attempt: context.attempt,
+      outcome: sent.outcome,
+      status_code: sent.statusCode,
+      error: sent.error,
+      duration_ms: sent.durationMs,
+    });
+    if (sent.outcome === 'refused') return;
+    if (sent.error !== null) throw new AppError('webhook_failed', `Webhook ${event.type} to ${new URL(hook.url).origin} failed: ${sent.error}`);
+  }
+
   /** One delivery attempt; throws (so the queue retries) unless the receiver answered 2xx. */
   async deliver(payload: { taskId: string; event: string }, context: JobContext): Promise<void> {
     const { db } = this.options;

@@ -18,6 +18,7 @@ import type { Logger } from './logger.ts';
 import type { CertType, Signer } from './signer.ts';
 import type { TaskService } from './tasks.ts';
 import type { UploadService } from './uploads.ts';
+import type { AccountEventService } from './account-events.ts';
 import { WEBHOOK_MAX_ATTEMPTS, type WebhookService } from './webhooks.ts';
 
 export interface TaskWorkerOptions {
@@ -28,6 +29,8 @@ export interface TaskWorkerOptions {
   tasks: TaskService;
   uploads: UploadService;
   webhooks: WebhookService;
+  /** Account events (task.succeeded / task.failed to account webhooks). */
+  events?: AccountEventService;
   /** This process's scratch (under the data dir): each attempt works in a folder of its own. */
   scratch: Pick<ProcessScratch, 'folder'>;
   logger: Logger;
@@ -91,6 +94,7 @@ export class TaskWorker {
     return {
       sign_task: (payload, context) => this.runTask(payload.taskId, context),
       deliver_webhook: (payload, context) => this.options.webhooks.deliver(payload, context),
+      deliver_event: (payload, context) => this.options.webhooks.deliverEvent(payload, context),
       sweep_uploads: () => this.sweep(),
     };
   }
@@ -157,7 +161,7 @@ export class TaskWorker {
       return;
     }
     const certificate = task.certificate_id === null ? null : await db.repos.certificates.find(task.account_id, task.certificate_id);
-    const profiles = certificate?.kind === 'ios_enterprise' ? await db.repos.certificateProfiles.list(task.account_id, certificate.id) : [];
+    const profiles = certificate !== null && certificate !== undefined && certificate.kind !== 'android' ? await db.repos.certificateProfiles.list(task.account_id, certificate.id) : [];
     const options = JSON.parse(task.options_json) as { profiles?: Record<string, string> };
     // Super tasks have no certificate row: their signer uses the account's developer accounts.
     if (!certificate && task.cert_type !== 'super') {
@@ -297,6 +301,10 @@ export class TaskWorker {
       if (row?.callback_url && outcome.status !== 'canceled') {
         const event = `task.${outcome.status}`;
         await this.options.queue.enqueue('deliver_webhook', { taskId, event }, { transaction: tx.kysely, maxAttempts: WEBHOOK_MAX_ATTEMPTS });
+      }
+      // The terminal write is a compare-and-set: only the run that ended the task announces it.
+      if (row && (outcome.status === 'succeeded' || outcome.status === 'failed')) {
+        await this.options.events?.emit({ accountId: row.account_id, type: `task.${outcome.status}`, subjectId: row.id, data: { task_id: row.id, status: row.status } }, tx);
       }
       return row;
     });

@@ -25,6 +25,7 @@ export const SIGNING_ERRORS = {
   certificate_expired: 'The signing certificate has expired.',
   certificate_chain_incomplete: "The certificate chain up to Apple's root cannot be completed.",
   cms_invalid: 'The CMS (PKCS#7) structure is malformed or its signature does not verify.',
+  ocsp_response_invalid: 'The OCSP responder\'s answer is malformed, unsigned by the issuer or its delegate, stale, or not about the certificate asked about.',
   // Property lists and profiles
   plist_invalid: 'The property list is malformed.',
   profile_invalid: 'The provisioning profile cannot be read.',

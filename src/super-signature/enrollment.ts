@@ -112,7 +112,26 @@ export class EnrollmentService {
     const enrollment = await repo.findEnrollment(enrollmentId);
     if (!enrollment || enrollment.distribution_id !== release.distribution.id) return null;
     const build = enrollment.build_id ? await repo.findBuild(enrollment.build_id) : null;
+    if (enrollment.state === 'ready' && build !== null && (await repo.findProfile(build.profile_id))?.retired_at) {
+      return this.#remake(enrollment);
+    }
     return { enrollment, build };
+  }
+
+  /**
+   * The device's build was signed with a distribution certificate its developer account has
+   * since replaced (certificate rotation): this request queues a new one, made like the first
+   * (new profiles naming the new certificate); the page shows its progress meanwhile.
+   */
+  async #remake(enrollment: EnrollmentRow): Promise<EnrollmentStatus> {
+    const requeued = await this.#options.db.transaction(async (tx) => {
+      const row = await tx.repos.superSignature.updateEnrollment(enrollment.id, { state: 'queued', buildId: null, error: null }, ['ready']);
+      if (row) await this.#options.queue.enqueue('super_device', { enrollmentId: enrollment.id }, { transaction: tx.kysely, jobKey: `super_device:${enrollment.id}:${enrollment.build_id}`, maxAttempts: 3 });
+      return row;
+    });
+    // Another request requeued it first: show where it is now.
+    const now = requeued ?? (await this.#options.db.repos.superSignature.findEnrollment(enrollment.id)) ?? enrollment;
+    return { enrollment: now, build: now.build_id ? await this.#options.db.repos.superSignature.findBuild(now.build_id) : null };
   }
 
   /**

@@ -144,6 +144,24 @@ export function describeRepositoryContract(backend: RepositoryBackend): void {
       assert.ok((await ids()).includes(busy.id), 'released once the task is terminal');
     });
 
+    test('uploads: with keepLiveInputs, the input of a live release is kept until its links are no longer live', async () => {
+      const acc = await account();
+      const past = new Date(Date.now() - 1000);
+      const input = await db.repos.uploads.create({ id: newFileKey(), accountId: acc.id, filename: 'a.apk', platform: 'android', size: 1, sha256: '00'.repeat(32), blobKey: 'live-input', expiresAt: past });
+      const task = await db.repos.tasks.create(taskInput(acc.id, input.id));
+      await db.repos.tasks.finish(task.id, { status: 'canceled' });
+      const distribution = await db.repos.distributions.create({ accountId: acc.id, taskId: task.id, appId: null, platform: 'android', slug: `slug${Date.now()}${Math.random().toString(36).slice(2)}`, iconBlobKey: null });
+      const listed = async (keepLiveInputs: boolean) => (await db.repos.uploads.listExpired(new Date(), 1000, { keepLiveInputs })).some((u) => u.id === input.id);
+      assert.equal(await listed(true), false, 'kept while its link is live');
+      assert.equal(await listed(false), true, 'without the option it follows the file_key lifetime');
+      await db.repos.distributions.update(acc.id, distribution.id, { expiresAt: past });
+      assert.equal(await listed(true), true, 'an expired link does not keep it');
+      await db.repos.distributions.update(acc.id, distribution.id, { expiresAt: null, enabled: false });
+      assert.equal(await listed(true), true, 'a disabled link does not keep it');
+      await db.repos.distributions.update(acc.id, distribution.id, { enabled: true });
+      assert.equal(await listed(true), false);
+    });
+
     test('apps: upsert keeps one row per (account, platform, bundle id) and groups uploads', async () => {
       const acc = await account();
       const first = await db.repos.apps.upsert({ accountId: acc.id, platform: 'ios', bundleId: 'com.example.a', name: 'A' });

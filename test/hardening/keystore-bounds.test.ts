@@ -75,7 +75,7 @@ it('refuses a PKCS#12 whose MAC asks for 8,388,607 iterations at once, with keys
   await assert.rejects(loadIdentity(hostile, { password: 'pw' }), { code: 'keystore_too_expensive' });
 });
 
-it('answers /healthz in a fraction of a derivation's time while a keystore at the iteration cap is being opened', { timeout: 120_000 }, async () => {
+it('answers /healthz in a fraction of a derivation time while a keystore at the iteration cap is being opened', { timeout: 120_000 }, async () => {
   const pki = testPki();
   // Every bag and the MAC at the cap: seconds of key derivation, all of it on a keystore thread.
   const costly = pki.p12(pki.androidRsa, { password: 'pw', iterations: MAX_PKCS12_ITERATIONS });

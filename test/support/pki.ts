@@ -5,7 +5,7 @@
 // Certificates are encoded here with a tiny DER writer rather than with src/signing/cms, so that
 // tests of the CMS code do not depend on the code under test. PKCS#12 files and profiles are made
 // by the openssl CLI for the same reason: they are real third-party encodings.
-import { createHash, createPublicKey, generateKeyPairSync, randomBytes, randomUUID, sign, type KeyObject } from 'node:crypto';
+import { X509Certificate, createHash, createPublicKey, generateKeyPairSync, randomBytes, randomUUID, sign, type KeyObject } from 'node:crypto';
 import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -143,6 +143,10 @@ interface CertSpec {
   ca: boolean;
   /** Leaf only: an AIA caIssuers URL, as Apple puts in its leaves. */
   caIssuersUrl?: string;
+  /** An AIA OCSP responder URL (id-ad-ocsp). */
+  ocspUrl?: string;
+  /** Extended key usage of a leaf (default: code signing). */
+  extendedKeyUsage?: string;
 }
 
 function keyId(publicKey: KeyObject): Buffer {
@@ -167,10 +171,11 @@ function makeCertificate(spec: CertSpec): Buffer {
     extension('2.5.29.14', false, tlv(0x04, keyId(publicKey))),
     extension('2.5.29.35', false, seq(tlv(0x80, keyId(issuer.publicKey)))),
   ];
-  if (!spec.ca) extensions.push(extension('2.5.29.37', false, seq(oid('1.3.6.1.5.5.7.3.3'))));
-  if (spec.caIssuersUrl !== undefined) {
-    extensions.push(extension('1.3.6.1.5.5.7.1.1', false, seq(seq(oid('1.3.6.1.5.5.7.48.2'), tlv(0x86, Buffer.from(spec.caIssuersUrl))))));
-  }
+  if (!spec.ca) extensions.push(extension('2.5.29.37', false, seq(oid(spec.extendedKeyUsage ?? '1.3.6.1.5.5.7.3.3'))));
+  const access: Buffer[] = [];
+  if (spec.ocspUrl !== undefined) access.push(seq(oid('1.3.6.1.5.5.7.48.1'), tlv(0x86, Buffer.from(spec.ocspUrl))));
+  if (spec.caIssuersUrl !== undefined) access.push(seq(oid('1.3.6.1.5.5.7.48.2'), tlv(0x86, Buffer.from(spec.caIssuersUrl))));
+  if (access.length > 0) extensions.push(extension('1.3.6.1.5.5.7.1.1', false, seq(...access)));
   const algorithm = signatureAlgorithm(issuer.key);
   const tbs = seq(
     tlv(0xa0, integer(Buffer.from([2]))),
@@ -184,6 +189,49 @@ function makeCertificate(spec: CertSpec): Buffer {
   );
   const signature = sign('sha256', tbs, issuer.key);
   return seq(tbs, algorithm, tlv(0x03, Buffer.concat([Buffer.from([0]), signature])));
+}
+
+export interface IssueOptions {
+  /** Issuing CA (its key signs); the leaf's chain becomes [issuer, ...issuer.chain]. */
+  issuer: TestIdentity;
+  commonName: string;
+  teamId?: string;
+  notBefore: Date;
+  notAfter: Date;
+  ocspUrl?: string;
+  /** Default: code signing; '1.3.6.1.5.5.7.3.9' makes a delegated OCSP responder. */
+  extendedKeyUsage?: string;
+}
+
+/** A new RSA leaf issued by `options.issuer` (an Apple-like distribution certificate by default). */
+export function issueTestIdentity(label: string, options: IssueOptions): TestIdentity {
+  const key = rsaKey();
+  const team = options.teamId ?? TEST_TEAM_ID;
+  const subject: Rdn[] = [['UID', team], ['CN', options.commonName], ['OU', team], ['O', TEAM_NAME], ['C', 'US']];
+  const issuerSubject = subjectOf(options.issuer.certificate);
+  const spec: CertSpec = {
+    subject,
+    key,
+    issuer: { subject: issuerSubject, key: options.issuer.privateKey, publicKey: createPublicKey(options.issuer.privateKey) },
+    notBefore: options.notBefore,
+    notAfter: options.notAfter,
+    ca: false,
+  };
+  if (options.ocspUrl !== undefined) spec.ocspUrl = options.ocspUrl;
+  if (options.extendedKeyUsage !== undefined) spec.extendedKeyUsage = options.extendedKeyUsage;
+  return identity(label, key, makeCertificate(spec), [options.issuer.certificate, ...options.issuer.chain], label);
+}
+
+/** The subject RDNs of a certificate made by this module (for issuing under it). */
+function subjectOf(der: Buffer): Rdn[] {
+  const x509 = new X509Certificate(der);
+  const lines = x509.subject.split('\n').filter(Boolean);
+  // node prints RDNs in encoding order, "TYPE=value" with its own short names.
+  const names: Record<string, string> = { CN: 'CN', OU: 'OU', O: 'O', C: 'C', UID: 'UID', userId: 'UID' };
+  return lines.map((line) => {
+    const at = line.indexOf('=');
+    return [names[line.slice(0, at)] ?? line.slice(0, at), line.slice(at + 1)] as Rdn;
+  });
 }
 
 function rsaKey(): KeyObject {

@@ -2176,9 +2176,36 @@ export interface paths {
                                     created_at: string;
                                     /** @description Lowercase hex SHA-256 of the certificate (DER). */
                                     fingerprint: string;
+                                    health: {
+                                        /** @description The earliest expiry of the certificate and its profiles. */
+                                        expires_at: string | null;
+                                        /** @description Every finding, most severe first. */
+                                        findings: {
+                                            reason: string;
+                                            /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                            state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                        }[];
+                                        /** @description Why, for the state shown; null when ok. */
+                                        reason: string | null;
+                                        revocation: {
+                                            checked_at: string | null;
+                                            /** @description The answer is reused until then (RFC 6960 nextUpdate). */
+                                            next_update: string | null;
+                                            reason: string | null;
+                                            /** @description The OCSP responder URL from the certificate's Authority Information Access. */
+                                            responder: string | null;
+                                            revocation_reason: string | null;
+                                            revoked_at: string | null;
+                                            /** @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason). */
+                                            status: "good" | "revoked" | "unknown" | "unchecked" | "not_applicable" | "error";
+                                        } | null;
+                                        /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                        state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                    };
                                     /** @description `crt_…` */
                                     id: string;
-                                    kind: "ios_enterprise" | "android";
+                                    /** @description `ios_enterprise`: in-house profiles; `ios_adhoc`: ad-hoc profiles (installs on the devices they list); `ios_development`: development profiles; `android`: a keystore. */
+                                    kind: "ios_enterprise" | "ios_adhoc" | "ios_development" | "android";
                                     /** @description Install links signed with it that can still be used (enabled, unexpired, quota left). */
                                     live_links: number;
                                     name: string | null;
@@ -2212,11 +2239,21 @@ export interface paths {
                                         /** @description `enterprise`, `ad-hoc`, `development` or `app-store`. */
                                         type: string | null;
                                         uuid: string | null;
+                                        /** @description Upload answers: accepted, but needs attention (`profile_expiring`: it expires within 7 days). */
+                                        warnings?: {
+                                            code: string;
+                                            message: string;
+                                        }[];
                                     }[];
                                     /** @description Subject of the signing certificate. */
                                     subject: string | null;
                                     /** @description Apple team id (iOS), or the certificate's OU. */
                                     team_id: string | null;
+                                    /** @description Upload answers: accepted, but needs attention (`profile_expiring`: a profile expires within 7 days). */
+                                    warnings?: {
+                                        code: string;
+                                        message: string;
+                                    }[];
                                 }[];
                             };
                         };
@@ -2291,7 +2328,7 @@ export interface paths {
         put?: never;
         /**
          * Upload a signing certificate
-         * @description Multipart form. `kind`: `ios_enterprise` or `android`. `file`: .p12/.pfx (iOS, Android), .jks (Android) or a PEM with the private key and certificate (Android; or the key alone plus a `certificate` file). `password`: the file's password. `key_password`: the key's own password when it differs (JKS). `alias`: which keystore entry (default: the only/first key). `profile`: the .mobileprovision (iOS, required). `name`: a label. The key, passwords and profile are encrypted at rest (AES-256-GCM). More profiles (extensions with their own App IDs) are attached with POST /v1/certificates/{certificate_id}/profiles.
+         * @description Multipart form. `kind`: `ios_enterprise` (in-house profiles), `ios_adhoc` (ad-hoc profiles: installs on the devices they list), `ios_development` (development profiles) or `android`; an iOS profile of another type is refused with `profile_kind_mismatch`. `file`: .p12/.pfx (iOS, Android), .jks (Android) or a PEM with the private key and certificate (Android; or the key alone plus a `certificate` file). `password`: the file's password. `key_password`: the key's own password when it differs (JKS). `alias`: which keystore entry (default: the only/first key). `profile`: the .mobileprovision (iOS, required). `name`: a label. The key, passwords and profile are encrypted at rest (AES-256-GCM). More profiles (extensions with their own App IDs) are attached with POST /v1/certificates/{certificate_id}/profiles. An expired certificate (`certificate_expired`), an expired profile (`profile_expired`) and a certificate its issuer revoked (`certificate_revoked`, asked of the OCSP responder the certificate names) are refused; a profile expiring within 7 days is accepted with a `profile_expiring` warning. `health` sums up dates, profiles and revocation.
          */
         post: {
             parameters: {
@@ -2318,14 +2355,14 @@ export interface paths {
                         /** @description The key's own password when it differs (JKS). */
                         key_password?: string;
                         /** @enum {string} */
-                        kind: "ios_enterprise" | "android";
+                        kind: "ios_enterprise" | "ios_adhoc" | "ios_development" | "android";
                         /** @description A label. */
                         name?: string;
                         /** @description The file's password. */
                         password?: string;
                         /**
                          * Format: binary
-                         * @description .mobileprovision naming the certificate (ios_enterprise, required).
+                         * @description .mobileprovision naming the certificate (iOS kinds, required; its type must match the kind).
                          */
                         profile?: string;
                     };
@@ -2351,9 +2388,36 @@ export interface paths {
                                 created_at: string;
                                 /** @description Lowercase hex SHA-256 of the certificate (DER). */
                                 fingerprint: string;
+                                health: {
+                                    /** @description The earliest expiry of the certificate and its profiles. */
+                                    expires_at: string | null;
+                                    /** @description Every finding, most severe first. */
+                                    findings: {
+                                        reason: string;
+                                        /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                        state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                    }[];
+                                    /** @description Why, for the state shown; null when ok. */
+                                    reason: string | null;
+                                    revocation: {
+                                        checked_at: string | null;
+                                        /** @description The answer is reused until then (RFC 6960 nextUpdate). */
+                                        next_update: string | null;
+                                        reason: string | null;
+                                        /** @description The OCSP responder URL from the certificate's Authority Information Access. */
+                                        responder: string | null;
+                                        revocation_reason: string | null;
+                                        revoked_at: string | null;
+                                        /** @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason). */
+                                        status: "good" | "revoked" | "unknown" | "unchecked" | "not_applicable" | "error";
+                                    } | null;
+                                    /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                    state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                };
                                 /** @description `crt_…` */
                                 id: string;
-                                kind: "ios_enterprise" | "android";
+                                /** @description `ios_enterprise`: in-house profiles; `ios_adhoc`: ad-hoc profiles (installs on the devices they list); `ios_development`: development profiles; `android`: a keystore. */
+                                kind: "ios_enterprise" | "ios_adhoc" | "ios_development" | "android";
                                 /** @description Install links signed with it that can still be used (enabled, unexpired, quota left). */
                                 live_links: number;
                                 name: string | null;
@@ -2387,11 +2451,21 @@ export interface paths {
                                     /** @description `enterprise`, `ad-hoc`, `development` or `app-store`. */
                                     type: string | null;
                                     uuid: string | null;
+                                    /** @description Upload answers: accepted, but needs attention (`profile_expiring`: it expires within 7 days). */
+                                    warnings?: {
+                                        code: string;
+                                        message: string;
+                                    }[];
                                 }[];
                                 /** @description Subject of the signing certificate. */
                                 subject: string | null;
                                 /** @description Apple team id (iOS), or the certificate's OU. */
                                 team_id: string | null;
+                                /** @description Upload answers: accepted, but needs attention (`profile_expiring`: a profile expires within 7 days). */
+                                warnings?: {
+                                    code: string;
+                                    message: string;
+                                }[];
                             };
                         };
                     };
@@ -2448,6 +2522,10 @@ export interface paths {
                  * @description `certificate_password_incorrect`: The password does not open the certificate file.
                  *     `profile_certificate_mismatch`: The provisioning profile does not include the signing certificate.
                  *     `certificate_invalid`: The certificate cannot be parsed.
+                 *     `certificate_expired`: The signing certificate has expired.
+                 *     `certificate_revoked`: The certificate was revoked by its issuer (OCSP); nothing signed with it will launch.
+                 *     `profile_expired`: The provisioning profile has expired.
+                 *     `profile_kind_mismatch`: The provisioning profile's type does not match the certificate kind (ios_enterprise: in-house, ios_adhoc: ad-hoc, ios_development: development).
                  *     `keystore_unsupported`: The keystore format is not supported.
                  *     `keystore_alias_not_found`: The keystore holds no key entry with that alias.
                  *     `keystore_no_private_key`: The keystore holds no private key.
@@ -2549,9 +2627,36 @@ export interface paths {
                                 created_at: string;
                                 /** @description Lowercase hex SHA-256 of the certificate (DER). */
                                 fingerprint: string;
+                                health: {
+                                    /** @description The earliest expiry of the certificate and its profiles. */
+                                    expires_at: string | null;
+                                    /** @description Every finding, most severe first. */
+                                    findings: {
+                                        reason: string;
+                                        /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                        state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                    }[];
+                                    /** @description Why, for the state shown; null when ok. */
+                                    reason: string | null;
+                                    revocation: {
+                                        checked_at: string | null;
+                                        /** @description The answer is reused until then (RFC 6960 nextUpdate). */
+                                        next_update: string | null;
+                                        reason: string | null;
+                                        /** @description The OCSP responder URL from the certificate's Authority Information Access. */
+                                        responder: string | null;
+                                        revocation_reason: string | null;
+                                        revoked_at: string | null;
+                                        /** @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason). */
+                                        status: "good" | "revoked" | "unknown" | "unchecked" | "not_applicable" | "error";
+                                    } | null;
+                                    /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                    state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                };
                                 /** @description `crt_…` */
                                 id: string;
-                                kind: "ios_enterprise" | "android";
+                                /** @description `ios_enterprise`: in-house profiles; `ios_adhoc`: ad-hoc profiles (installs on the devices they list); `ios_development`: development profiles; `android`: a keystore. */
+                                kind: "ios_enterprise" | "ios_adhoc" | "ios_development" | "android";
                                 /** @description Install links signed with it that can still be used (enabled, unexpired, quota left). */
                                 live_links: number;
                                 name: string | null;
@@ -2585,11 +2690,21 @@ export interface paths {
                                     /** @description `enterprise`, `ad-hoc`, `development` or `app-store`. */
                                     type: string | null;
                                     uuid: string | null;
+                                    /** @description Upload answers: accepted, but needs attention (`profile_expiring`: it expires within 7 days). */
+                                    warnings?: {
+                                        code: string;
+                                        message: string;
+                                    }[];
                                 }[];
                                 /** @description Subject of the signing certificate. */
                                 subject: string | null;
                                 /** @description Apple team id (iOS), or the certificate's OU. */
                                 team_id: string | null;
+                                /** @description Upload answers: accepted, but needs attention (`profile_expiring`: a profile expires within 7 days). */
+                                warnings?: {
+                                    code: string;
+                                    message: string;
+                                }[];
                             };
                         };
                     };
@@ -2864,6 +2979,11 @@ export interface paths {
                                     /** @description `enterprise`, `ad-hoc`, `development` or `app-store`. */
                                     type: string | null;
                                     uuid: string | null;
+                                    /** @description Upload answers: accepted, but needs attention (`profile_expiring`: it expires within 7 days). */
+                                    warnings?: {
+                                        code: string;
+                                        message: string;
+                                    }[];
                                 }[];
                             };
                         };
@@ -2997,6 +3117,11 @@ export interface paths {
                                 /** @description `enterprise`, `ad-hoc`, `development` or `app-store`. */
                                 type: string | null;
                                 uuid: string | null;
+                                /** @description Upload answers: accepted, but needs attention (`profile_expiring`: it expires within 7 days). */
+                                warnings?: {
+                                    code: string;
+                                    message: string;
+                                }[];
                             };
                         };
                     };
@@ -3067,6 +3192,7 @@ export interface paths {
                 };
                 /**
                  * @description `profile_certificate_mismatch`: The provisioning profile does not include the signing certificate.
+                 *     `profile_expired`: The provisioning profile has expired.
                  *     `profile_invalid`: The provisioning profile cannot be read.
                  */
                 422: {
@@ -3175,6 +3301,11 @@ export interface paths {
                                 /** @description `enterprise`, `ad-hoc`, `development` or `app-store`. */
                                 type: string | null;
                                 uuid: string | null;
+                                /** @description Upload answers: accepted, but needs attention (`profile_expiring`: it expires within 7 days). */
+                                warnings?: {
+                                    code: string;
+                                    message: string;
+                                }[];
                             };
                         };
                     };
@@ -3807,6 +3938,32 @@ export interface paths {
                                         serial_number: string;
                                         subject: string;
                                     };
+                                    certificate_health: {
+                                        /** @description The earliest expiry of the certificate and its profiles. */
+                                        expires_at: string | null;
+                                        /** @description Every finding, most severe first. */
+                                        findings: {
+                                            reason: string;
+                                            /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                            state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                        }[];
+                                        /** @description Why, for the state shown; null when ok. */
+                                        reason: string | null;
+                                        revocation: {
+                                            checked_at: string | null;
+                                            /** @description The answer is reused until then (RFC 6960 nextUpdate). */
+                                            next_update: string | null;
+                                            reason: string | null;
+                                            /** @description The OCSP responder URL from the certificate's Authority Information Access. */
+                                            responder: string | null;
+                                            revocation_reason: string | null;
+                                            revoked_at: string | null;
+                                            /** @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason). */
+                                            status: "good" | "revoked" | "unknown" | "unchecked" | "not_applicable" | "error";
+                                        } | null;
+                                        /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                        state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                    };
                                     /**
                                      * Format: date-time
                                      * @description ISO 8601 UTC timestamp.
@@ -3951,6 +4108,32 @@ export interface paths {
                                     expires_at: string;
                                     serial_number: string;
                                     subject: string;
+                                };
+                                certificate_health: {
+                                    /** @description The earliest expiry of the certificate and its profiles. */
+                                    expires_at: string | null;
+                                    /** @description Every finding, most severe first. */
+                                    findings: {
+                                        reason: string;
+                                        /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                        state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                    }[];
+                                    /** @description Why, for the state shown; null when ok. */
+                                    reason: string | null;
+                                    revocation: {
+                                        checked_at: string | null;
+                                        /** @description The answer is reused until then (RFC 6960 nextUpdate). */
+                                        next_update: string | null;
+                                        reason: string | null;
+                                        /** @description The OCSP responder URL from the certificate's Authority Information Access. */
+                                        responder: string | null;
+                                        revocation_reason: string | null;
+                                        revoked_at: string | null;
+                                        /** @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason). */
+                                        status: "good" | "revoked" | "unknown" | "unchecked" | "not_applicable" | "error";
+                                    } | null;
+                                    /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                    state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
                                 };
                                 /**
                                  * Format: date-time
@@ -4182,6 +4365,32 @@ export interface paths {
                                     expires_at: string;
                                     serial_number: string;
                                     subject: string;
+                                };
+                                certificate_health: {
+                                    /** @description The earliest expiry of the certificate and its profiles. */
+                                    expires_at: string | null;
+                                    /** @description Every finding, most severe first. */
+                                    findings: {
+                                        reason: string;
+                                        /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                        state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                    }[];
+                                    /** @description Why, for the state shown; null when ok. */
+                                    reason: string | null;
+                                    revocation: {
+                                        checked_at: string | null;
+                                        /** @description The answer is reused until then (RFC 6960 nextUpdate). */
+                                        next_update: string | null;
+                                        reason: string | null;
+                                        /** @description The OCSP responder URL from the certificate's Authority Information Access. */
+                                        responder: string | null;
+                                        revocation_reason: string | null;
+                                        revoked_at: string | null;
+                                        /** @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason). */
+                                        status: "good" | "revoked" | "unknown" | "unchecked" | "not_applicable" | "error";
+                                    } | null;
+                                    /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                    state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
                                 };
                                 /**
                                  * Format: date-time
@@ -4432,6 +4641,283 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/developer-accounts/{developer_account_id}/certificate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Replace the distribution certificate (rotation)
+         * @description Multipart form: `p12` (the new distribution certificate with its key) and `password`. It must be current in the team. Every profile made with the old certificate is retired (and deleted at Apple); the next device request makes new profiles and builds signed with the new one.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description `dac_…` */
+                    developer_account_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Default Response */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {number} */
+                            code: 200;
+                            data: {
+                                certificate: {
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601 UTC timestamp.
+                                     */
+                                    expires_at: string;
+                                    serial_number: string;
+                                    subject: string;
+                                };
+                                certificate_health: {
+                                    /** @description The earliest expiry of the certificate and its profiles. */
+                                    expires_at: string | null;
+                                    /** @description Every finding, most severe first. */
+                                    findings: {
+                                        reason: string;
+                                        /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                        state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                    }[];
+                                    /** @description Why, for the state shown; null when ok. */
+                                    reason: string | null;
+                                    revocation: {
+                                        checked_at: string | null;
+                                        /** @description The answer is reused until then (RFC 6960 nextUpdate). */
+                                        next_update: string | null;
+                                        reason: string | null;
+                                        /** @description The OCSP responder URL from the certificate's Authority Information Access. */
+                                        responder: string | null;
+                                        revocation_reason: string | null;
+                                        revoked_at: string | null;
+                                        /** @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason). */
+                                        status: "good" | "revoked" | "unknown" | "unchecked" | "not_applicable" | "error";
+                                    } | null;
+                                    /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                    state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                };
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC timestamp.
+                                 */
+                                checked_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC timestamp.
+                                 */
+                                created_at: string;
+                                /** @description `ok`, or why the account cannot take new devices: the API key was rejected, agreements must be accepted, the certificate expired or was revoked, or Apple was unreachable at the last check. */
+                                health: "ok" | "key_rejected" | "agreement_required" | "certificate_expired" | "certificate_revoked" | "unreachable";
+                                /** @description Apple's explanation when health is not ok. */
+                                health_detail: string | null;
+                                /** @description `dac_…` */
+                                id: string;
+                                issuer_id: string;
+                                key_id: string;
+                                name: string | null;
+                                /** @description Device slots per class for this membership year (Apple never gives a used slot back before renewal). */
+                                slots: {
+                                    ipad: {
+                                        free: number;
+                                        limit: number;
+                                        used: number;
+                                    };
+                                    iphone: {
+                                        free: number;
+                                        limit: number;
+                                        used: number;
+                                    };
+                                    ipod: {
+                                        free: number;
+                                        limit: number;
+                                        used: number;
+                                    };
+                                };
+                                /** @description Apple team id. */
+                                team_id: string;
+                                /** @description Healthy with a current certificate: new devices may be registered in it. */
+                                usable: boolean;
+                            };
+                        };
+                    };
+                };
+                /** @description `invalid_request`: The request is malformed or a field is missing or invalid. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `unauthorized`: A valid API key (Authorization: Bearer sk_…) or console session is required. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `developer_account_not_found`: No developer account with this id. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `unsupported_media_type`: The request body has an unsupported content type. */
+                415: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /**
+                 * @description `developer_key_rejected`: App Store Connect rejected the API key (issuer id, key id or .p8 is wrong, revoked, or lacks the Admin role).
+                 *     `developer_agreement_required`: The Apple developer account must accept new agreements in App Store Connect first.
+                 *     `developer_certificate_mismatch`: The .p12 certificate is not a current distribution certificate of this developer account.
+                 *     `developer_certificate_unusable`: The developer account's distribution certificate has expired or was revoked.
+                 *     `certificate_password_incorrect`: The password does not open the certificate file.
+                 *     `certificate_invalid`: The certificate cannot be parsed.
+                 */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `rate_limited`: Too many requests for this API key; retry after the time in Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `internal_error`: An unexpected error occurred. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /**
+                 * @description `apple_unavailable`: App Store Connect could not be reached or failed; try again later.
+                 *     `apple_request_failed`: App Store Connect refused a request Signet made.
+                 */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `apple_rate_limited`: App Store Connect is rate-limiting this API key; try again later. */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/developer-accounts/{developer_account_id}/check": {
         parameters: {
             query?: never;
@@ -4475,6 +4961,32 @@ export interface paths {
                                     expires_at: string;
                                     serial_number: string;
                                     subject: string;
+                                };
+                                certificate_health: {
+                                    /** @description The earliest expiry of the certificate and its profiles. */
+                                    expires_at: string | null;
+                                    /** @description Every finding, most severe first. */
+                                    findings: {
+                                        reason: string;
+                                        /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                        state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
+                                    }[];
+                                    /** @description Why, for the state shown; null when ok. */
+                                    reason: string | null;
+                                    revocation: {
+                                        checked_at: string | null;
+                                        /** @description The answer is reused until then (RFC 6960 nextUpdate). */
+                                        next_update: string | null;
+                                        reason: string | null;
+                                        /** @description The OCSP responder URL from the certificate's Authority Information Access. */
+                                        responder: string | null;
+                                        revocation_reason: string | null;
+                                        revoked_at: string | null;
+                                        /** @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason). */
+                                        status: "good" | "revoked" | "unknown" | "unchecked" | "not_applicable" | "error";
+                                    } | null;
+                                    /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                    state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
                                 };
                                 /**
                                  * Format: date-time

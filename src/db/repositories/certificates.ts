@@ -81,6 +81,8 @@ export function certificateRepository(db: Kysely<Database>, box: SecretBox): Cer
         profile_type: null,
         profile_expires_at: null,
         created_at: nowIso(),
+        health_state: null,
+        health_changed_at: null,
       };
       await db.insertInto('certificates').values(row).execute();
       return row;
@@ -135,7 +137,8 @@ export function certificateRepository(db: Kysely<Database>, box: SecretBox): Cer
       const material = open(row, 'material_sealed');
       if (material === null) throw new AppError('internal_error', `certificate ${row.id} has no key material`);
       const text = (column: SealedColumn): string | null => open(row, column)?.toString('utf8') ?? null;
-      if (row.kind === 'ios_enterprise') {
+      // Every iOS kind signs the same way (p12 + profiles); the signer's credential shape is one.
+      if (row.kind !== 'android') {
         if (profiles.length === 0) throw new AppError('certificate_profile_required', `Certificate ${row.id} has no provisioning profile; attach one with POST /v1/certificates/${row.id}/profiles.`);
         return { kind: 'ios_enterprise', p12: material, password: text('password_sealed') ?? '', profiles: profiles.map((p) => ({ id: p.id, bytes: p.bytes })) } satisfies Credential;
       }

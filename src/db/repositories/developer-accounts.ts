@@ -87,6 +87,8 @@ export interface DeveloperAccountRepository {
   releaseReservation(id: string): Promise<void>;
   /** Devices that can go into a profile: ENABLED at Apple. */
   enabledDevices(developerAccountId: string): Promise<DeveloperDeviceRow[]>;
+  /** A new distribution identity (rotation): sealed like at creation; health back to ok. */
+  replaceCertificate(id: string, input: { p12: Buffer; p12Password: string | null; certificate: NewDeveloperAccount['certificate']; ascCertificateId: string }): Promise<DeveloperAccountRow | null>;
 }
 
 export function developerAccountRepository(db: Kysely<Database>, box: SecretBox): DeveloperAccountRepository {
@@ -123,6 +125,8 @@ export function developerAccountRepository(db: Kysely<Database>, box: SecretBox)
         checked_at: now,
         created_at: now,
         updated_at: now,
+        health_state: null,
+        health_changed_at: null,
       };
       await db.insertInto('developer_accounts').values(row).execute();
       return row;
@@ -143,6 +147,29 @@ export function developerAccountRepository(db: Kysely<Database>, box: SecretBox)
     async delete(accountId, id) {
       const result = await db.deleteFrom('developer_accounts').where('id', '=', id).where('account_id', '=', accountId).executeTakeFirst();
       return result.numDeletedRows > 0n;
+    },
+
+    async replaceCertificate(id, input) {
+      const now = nowIso();
+      await db
+        .updateTable('developer_accounts')
+        .set({
+          p12_sealed: box.seal(input.p12, context(id, 'p12_sealed')),
+          p12_password_sealed: input.p12Password === null ? null : box.seal(input.p12Password, context(id, 'p12_password_sealed')),
+          certificate_subject: input.certificate.subject,
+          certificate_serial: input.certificate.serial,
+          certificate_fingerprint: input.certificate.fingerprint,
+          certificate_not_after: nowIso(input.certificate.notAfter),
+          asc_certificate_id: input.ascCertificateId,
+          health: 'ok',
+          health_detail: null,
+          health_state: null,
+          checked_at: now,
+          updated_at: now,
+        })
+        .where('id', '=', id)
+        .execute();
+      return (await db.selectFrom('developer_accounts').selectAll().where('id', '=', id).executeTakeFirst()) ?? null;
     },
 
     async setHealth(id, health, detail) {

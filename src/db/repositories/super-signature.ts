@@ -58,6 +58,12 @@ export interface SuperSignatureRepository {
   findPlan(taskId: string): Promise<string | null>;
   /** Profiles of a bucket replaced by newer ones (to delete at Apple). */
   supersededProfiles(developerAccountId: string): Promise<SuperProfileRow[]>;
+  /**
+   * The account's distribution certificate changed: every current profile names the old one, so
+   * all are superseded (the next device request makes new ones) and the stored incremental
+   * templates (signed with the old identity) are dropped. Returns the superseded profiles.
+   */
+  retireForNewCertificate(developerAccountId: string): Promise<SuperProfileRow[]>;
   /** The build for (task, profile), created in state `signing` when missing; `created` tells which. */
   claimBuild(taskId: string, profileId: string): Promise<{ build: SuperBuildRow; created: boolean }>;
   findBuild(id: string): Promise<SuperBuildRow | null>;
@@ -158,6 +164,7 @@ export function superSignatureRepository(db: Kysely<Database>): SuperSignatureRe
         udids_json: JSON.stringify(input.udids),
         expires_at: nowIso(input.expiresAt),
         superseded_at: null,
+        retired_at: null,
         group_id: input.groupId ?? null,
         created_at: nowIso(),
       };
@@ -210,6 +217,17 @@ export function superSignatureRepository(db: Kysely<Database>): SuperSignatureRe
 
     async findProfile(id) {
       return (await db.selectFrom('super_profiles').selectAll().where('id', '=', id).executeTakeFirst()) ?? null;
+    },
+
+    async retireForNewCertificate(developerAccountId) {
+      const current = await db.selectFrom('super_profiles').selectAll().where('developer_account_id', '=', developerAccountId).where('superseded_at', 'is', null).execute();
+      if (current.length > 0) {
+        await db.updateTable('super_profiles').set({ superseded_at: nowIso() }).where('id', 'in', current.map((p) => p.id)).where('superseded_at', 'is', null).execute();
+      }
+      // Every profile of the old certificate, superseded earlier or now: their builds are re-made when asked for.
+      await db.updateTable('super_profiles').set({ retired_at: nowIso() }).where('developer_account_id', '=', developerAccountId).where('retired_at', 'is', null).execute();
+      await db.deleteFrom('super_templates').where('developer_account_id', '=', developerAccountId).execute();
+      return current;
     },
 
     async supersededProfiles(developerAccountId) {

@@ -26,9 +26,11 @@ export interface UploadRepository {
   listByApp(accountId: string, appId: string, page?: PageRequest): Promise<Page<UploadRow>>;
   /**
    * Expired uploads the sweeper may delete: expires_at <= now and no pending/processing task
-   * still needs the blob (those wait until their task is terminal).
+   * still needs the blob (those wait until their task is terminal). With `keepLiveInputs`, an
+   * upload a live release was signed from (an enabled, unexpired distribution of one of its
+   * tasks) is kept too, so the release can be re-signed (certificate rotation).
    */
-  listExpired(now: Date, limit: number): Promise<UploadRow[]>;
+  listExpired(now: Date, limit: number, options?: { keepLiveInputs?: boolean }): Promise<UploadRow[]>;
   /** Deletes the row (the caller deletes the blob first). Returns false if it was already gone. */
   delete(fileKey: string): Promise<boolean>;
 }
@@ -91,8 +93,8 @@ export function uploadRepository(db: Kysely<Database>): UploadRepository {
       const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit + 1).execute();
       return toPage(rows, limit, (row) => row.created_at);
     },
-    async listExpired(now, limit) {
-      return db
+    async listExpired(now, limit, options = {}) {
+      let query = db
         .selectFrom('uploads')
         .selectAll()
         .where('expires_at', '<=', nowIso(now))
@@ -105,10 +107,22 @@ export function uploadRepository(db: Kysely<Database>): UploadRepository {
                 .where('tasks.status', 'in', ['pending', 'processing']),
             ),
           ),
-        )
-        .orderBy('expires_at')
-        .limit(limit)
-        .execute();
+        );
+      if (options.keepLiveInputs) {
+        query = query.where(({ not, exists, selectFrom }) =>
+          not(
+            exists(
+              selectFrom('tasks')
+                .innerJoin('distributions', 'distributions.task_id', 'tasks.id')
+                .select('tasks.id')
+                .whereRef('tasks.upload_id', '=', 'uploads.id')
+                .where('distributions.enabled', '=', 'yes')
+                .where((inner) => inner.or([inner('distributions.expires_at', 'is', null), inner('distributions.expires_at', '>', nowIso(now))])),
+            ),
+          ),
+        );
+      }
+      return query.orderBy('expires_at').limit(limit).execute();
     },
     async delete(fileKey) {
       const result = await db.deleteFrom('uploads').where('id', '=', fileKey).executeTakeFirst();

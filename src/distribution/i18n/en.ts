@@ -26,6 +26,7 @@ export const en = {
   downloadApkToComputer: 'Download the APK to this computer',
   wrongPlatformIos: 'This app is for iPhone and iPad; it cannot be installed on this device.',
   wrongPlatformAndroid: 'This app is for Android; it cannot be installed on this device.',
+  notProvisioned: 'This build is signed for a fixed list of devices (ad hoc), and this iPhone or iPad is not on it: the app will not install. Ask the developer to add your device.',
   wrongDeviceIpadOnly: 'This app is made for iPad only; it cannot be installed on an iPhone.',
   osTooOldIos: (minimum: string, current: string) =>
     html`This app needs <strong>iOS ${minimum}</strong> or later, and this device runs iOS ${current}. Update it in <strong>Settings › General › Software Update</strong> first, or the installation will fail.`,

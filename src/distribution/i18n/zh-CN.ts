@@ -24,6 +24,7 @@ export const zhCN: Messages = {
   downloadApkToComputer: '将 APK 下载到这台电脑',
   wrongPlatformIos: '此应用适用于 iPhone 和 iPad，无法安装在当前设备上。',
   wrongPlatformAndroid: '此应用适用于 Android，无法安装在当前设备上。',
+  notProvisioned: '此版本仅为指定设备签名（Ad Hoc），你的 iPhone 或 iPad 不在其中：应用无法安装。请联系开发者添加你的设备。',
   wrongDeviceIpadOnly: '此应用仅适用于 iPad，无法安装在 iPhone 上。',
   osTooOldIos: (minimum: string, current: string) =>
     html`此应用需要 <strong>iOS ${minimum}</strong> 或更高版本，而此设备运行的是 iOS ${current}。请先在<strong>设置 › 通用 › 软件更新</strong>中更新系统，否则安装会失败。`,

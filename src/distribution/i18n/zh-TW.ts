@@ -24,6 +24,7 @@ export const zhTW: Messages = {
   downloadApkToComputer: '將 APK 下載到這台電腦',
   wrongPlatformIos: '此 App 適用於 iPhone 和 iPad，無法安裝在目前的裝置上。',
   wrongPlatformAndroid: '此 App 適用於 Android，無法安裝在目前的裝置上。',
+  notProvisioned: '此版本僅為指定裝置簽署（Ad Hoc），你的 iPhone 或 iPad 不在其中：App 無法安裝。請聯絡開發者加入你的裝置。',
   wrongDeviceIpadOnly: '此 App 僅適用於 iPad，無法安裝在 iPhone 上。',
   osTooOldIos: (minimum: string, current: string) =>
     html`此 App 需要 <strong>iOS ${minimum}</strong> 或以上版本，而此裝置執行的是 iOS ${current}。請先在<strong>設定 › 一般 › 軟體更新</strong>中更新，否則安裝會失敗。`,

@@ -52,6 +52,8 @@ export interface InstallPageModel {
   historyUrl: string | null;
   /** Warn when iOS installs are offered over plain HTTP, which iOS refuses. */
   insecure: boolean;
+  /** An ad-hoc/development build whose profiles do not list the visitor's known device (enrollment). */
+  notProvisioned?: boolean;
   /** Super signature: replaces the install button for iOS visitors (device registration, progress, then Install). */
   superAction?: SuperSection | null;
   /** Open Graph tags for link previews. */
@@ -76,6 +78,7 @@ export function renderInstallPage(model: InstallPageModel, visitor: Visitor): st
   if (fit.kind === 'os-too-old') {
     notices.push(html`<p class="notice bad" role="alert" id="os-too-old">${fit.platform === 'ios' ? t.osTooOldIos(fit.minimum, fit.current) : t.osTooOldAndroid(fit.minimum, fit.current)}</p>`);
   }
+  if (model.notProvisioned && onIos) notices.push(html`<p class="notice bad" role="alert" id="not-provisioned">${t.notProvisioned}</p>`);
   if (fit.kind === 'ipad-only') notices.push(html`<p class="notice bad" role="alert" id="wrong-device">${t.wrongDeviceIpadOnly}</p>`);
 
   const installButton = html`<a class="button" id="install" href="${model.installUrl}"${ios ? '' : raw(' download')}>${ios ? t.installButton : t.downloadApkButton}</a>`;

@@ -38,13 +38,14 @@ export function certificateProfileRoutes(app: FastifyInstance, certificates: Cer
           'the certificate already holds (same UUID) returns it unchanged. Tasks choose among a certificate\'s profiles per bundle.',
         consumes: ['multipart/form-data'],
         params: Params,
-        response: responses(envelope(CertificateProfile), ['certificate_not_found', 'profile_certificate_mismatch', 'profile_invalid', 'unsupported_media_type']),
+        response: responses(envelope(CertificateProfile), ['certificate_not_found', 'profile_certificate_mismatch', 'profile_expired', 'profile_invalid', 'unsupported_media_type']),
       },
     },
     async (request) => {
       const { certificate_id } = request.params as { certificate_id: string };
-      const { profile } = await certificates.addProfile(principalOf(request), certificate_id, await readProfile(request));
-      return { code: 200, data: certificateProfileView(profile) };
+      const { profile, warnings } = await certificates.addProfile(principalOf(request), certificate_id, await readProfile(request));
+      const view = certificateProfileView(profile);
+      return { code: 200, data: warnings.length > 0 ? { ...view, warnings } : view };
     },
   );
 

@@ -22,8 +22,10 @@ const readForm = (request: FastifyRequest): Promise<Form> =>
 
 function toInput(form: Form): CertificateInput {
   const kind = form.text.kind;
-  if (kind === undefined) throw new AppError('invalid_request', 'kind is required (ios_enterprise or android)');
-  if (kind !== 'ios_enterprise' && kind !== 'android') throw new AppError('invalid_request', `kind must be ios_enterprise or android, got "${kind}"`);
+  if (kind === undefined) throw new AppError('invalid_request', 'kind is required (ios_enterprise, ios_adhoc, ios_development or android)', { details: { field: 'kind' } });
+  if (kind !== 'ios_enterprise' && kind !== 'ios_adhoc' && kind !== 'ios_development' && kind !== 'android') {
+    throw new AppError('invalid_request', `kind must be ios_enterprise, ios_adhoc, ios_development or android, got "${kind}"`, { details: { field: 'kind' } });
+  }
   const file = form.files.file;
   if (!file) throw new AppError('invalid_request', 'file is required (.p12/.pfx, .jks or PEM)');
   const base = {
@@ -31,8 +33,8 @@ function toInput(form: Form): CertificateInput {
     password: form.text.password ?? null,
     name: form.text.name ?? null,
   };
-  if (kind === 'ios_enterprise') {
-    if (!form.files.profile) throw new AppError('invalid_request', 'profile is required for ios_enterprise (.mobileprovision)');
+  if (kind !== 'android') {
+    if (!form.files.profile) throw new AppError('invalid_request', `profile is required for ${kind} (.mobileprovision)`, { details: { field: 'profile' } });
     return { kind, ...base, profile: form.files.profile.data };
   }
   return { kind, ...base, alias: form.text.alias ?? null, keyPassword: form.text.key_password ?? null, certificate: form.files.certificate?.data ?? null };
@@ -49,16 +51,22 @@ export function certificateRoutes(app: FastifyInstance, certificates: Certificat
         tags: ['Certificates'],
         summary: 'Upload a signing certificate',
         description:
-          'Multipart form. `kind`: `ios_enterprise` or `android`. `file`: .p12/.pfx (iOS, Android), .jks (Android) or a PEM with the private key ' +
+          'Multipart form. `kind`: `ios_enterprise` (in-house profiles), `ios_adhoc` (ad-hoc profiles: installs on the devices they list), `ios_development` (development profiles) or `android`; an iOS profile of another type is refused with `profile_kind_mismatch`. `file`: .p12/.pfx (iOS, Android), .jks (Android) or a PEM with the private key ' +
           'and certificate (Android; or the key alone plus a `certificate` file). `password`: the file\'s password. `key_password`: the key\'s own ' +
           'password when it differs (JKS). `alias`: which keystore entry (default: the only/first key). `profile`: the .mobileprovision (iOS, required). ' +
           '`name`: a label. The key, passwords and profile are encrypted at rest (AES-256-GCM). ' +
-          'More profiles (extensions with their own App IDs) are attached with POST /v1/certificates/{certificate_id}/profiles.',
+          'More profiles (extensions with their own App IDs) are attached with POST /v1/certificates/{certificate_id}/profiles. ' +
+          'An expired certificate (`certificate_expired`), an expired profile (`profile_expired`) and a certificate its issuer revoked (`certificate_revoked`, asked of the OCSP responder the certificate names) are refused; ' +
+          'a profile expiring within 7 days is accepted with a `profile_expiring` warning. `health` sums up dates, profiles and revocation.',
         consumes: ['multipart/form-data'],
         response: responses(envelope(Certificate), [
           'certificate_password_incorrect',
           'profile_certificate_mismatch',
           'certificate_invalid',
+          'certificate_expired',
+          'certificate_revoked',
+          'profile_expired',
+          'profile_kind_mismatch',
           'keystore_unsupported',
           'keystore_alias_not_found',
           'keystore_no_private_key',

@@ -7,7 +7,7 @@ import type { DeveloperAccountInput, DeveloperAccountService } from '../../servi
 import { type MultipartForm, readMultipartForm } from '../multipart-form.ts';
 import { principalOf } from '../plugins/auth.ts';
 import { envelope, NullableString, responses, Timestamp } from '../schemas/common.ts';
-import { IdParam } from '../schemas/resources.ts';
+import { Health as CertificateHealth, IdParam } from '../schemas/resources.ts';
 import { developerAccountView } from '../views.ts';
 
 const MAX_FILE_BYTES = 64 * 1024;
@@ -29,6 +29,7 @@ export const DeveloperAccount = Type.Object(
     certificate: Type.Object({ subject: Type.String(), serial_number: Type.String(), expires_at: Timestamp }, { additionalProperties: false }),
     health: Health,
     health_detail: NullableString('Apple\'s explanation when health is not ok.'),
+    certificate_health: CertificateHealth,
     usable: Type.Boolean({ description: 'Healthy with a current certificate: new devices may be registered in it.' }),
     slots: Type.Object(
       { iphone: Slot, ipad: Slot, ipod: Slot },
@@ -125,6 +126,30 @@ export function developerAccountRoutes(app: FastifyInstance, accounts: Developer
     async (request) => {
       const { developer_account_id } = request.params as { developer_account_id: string };
       return { code: 200, data: developerAccountView(await accounts.check(principalOf(request), developer_account_id)) };
+    },
+  );
+
+  app.put(
+    '/v1/developer-accounts/:developer_account_id/certificate',
+    {
+      config: { scope: 'certificates:write' },
+      schema: {
+        tags: ['Developer accounts'],
+        summary: 'Replace the distribution certificate (rotation)',
+        description:
+          'Multipart form: `p12` (the new distribution certificate with its key) and `password`. It must be current in the team. Every profile made ' +
+          'with the old certificate is retired (and deleted at Apple); the next device request makes new profiles and builds signed with the new one.',
+        consumes: ['multipart/form-data'],
+        params: AccountId,
+        response: responses(envelope(DeveloperAccount), [...APPLE_ERRORS, 'developer_account_not_found', 'developer_certificate_mismatch', 'developer_certificate_unusable', 'certificate_password_incorrect', 'certificate_invalid', 'unsupported_media_type']),
+      },
+    },
+    async (request) => {
+      const { developer_account_id } = request.params as { developer_account_id: string };
+      const form = await readForm(request);
+      const p12 = form.files.p12;
+      if (!p12) throw new AppError('invalid_request', 'p12 is required (the new distribution certificate with its private key)', { details: { field: 'p12' } });
+      return { code: 200, data: developerAccountView(await accounts.replaceCertificate(principalOf(request), developer_account_id, { p12: p12.data, password: form.text.password ?? null })) };
     },
   );
 

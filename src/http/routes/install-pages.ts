@@ -6,9 +6,9 @@
 // are never counted; a download counts once, when it starts at byte 0 (not HEAD, not a Range
 // continuation), and a client whose counted download started may resume it after the quota filled.
 import { createHmac } from 'node:crypto';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { TaskRow } from '../../db/schema.ts';
-import { checkAccessToken, issueAccessToken, verifyPassword } from '../../distribution/access.ts';
+import { checkAccessToken, deviceCookieValue, deviceFromCookie, issueAccessToken, verifyPassword } from '../../distribution/access.ts';
 import { formatSize, messages, type Language } from '../../distribution/i18n/index.ts';
 import { isLinkPreview, type PreviewModel } from '../../distribution/link-preview.ts';
 import { buildManifest, itmsServicesUrl } from '../../distribution/manifest.ts';
@@ -92,7 +92,7 @@ export async function installPageRoutes(app: FastifyInstance, deps: InstallPageD
         reply.header('signet-error', 'password_required');
         return sendPage(reply, 401, renderPasswordPage({ language, requestUrl: request.url, action: `/d/${slug}`, wrongPassword: false }));
       }
-      return sendPage(reply, 200, await installPage(request, language, release, access.token));
+      return sendPage(reply, 200, await installPage(request, language, release, access.token, null, await knownDevice(request, reply, release)));
     });
 
     scope.post('/d/:slug', { config: PUBLIC, schema: schema('Unlock a password-protected install page') }, async (request, reply) => {
@@ -210,7 +210,7 @@ export async function installPageRoutes(app: FastifyInstance, deps: InstallPageD
       if (unavailable) throw new UnavailableLink(unavailable, release);
       // The release may be protected: send the visitor to its own page, which asks.
       if (release.distribution.password_hash !== null) return reply.code(303).header('location', `/d/${release.distribution.slug}`).send();
-      return sendPage(reply, 200, await installPage(request, language, release, null, `/a/${slug}/history`));
+      return sendPage(reply, 200, await installPage(request, language, release, null, `/a/${slug}/history`, await knownDevice(request, reply, release)));
     });
 
     scope.get('/a/:slug/qr.svg', { config: PUBLIC, schema: schema("QR code of the app's permanent link (SVG)") }, async (request, reply) => {
@@ -261,13 +261,31 @@ export async function installPageRoutes(app: FastifyInstance, deps: InstallPageD
     });
   }
 
-  async function installPage(request: FastifyRequest, language: Language, release: Release, token: string | null, historyUrl: string | null = null): Promise<string> {
+  /**
+   * The visitor's device when Signet knows it: from this page's enrollment (which then sets the
+   * device cookie for the other pages) or from that cookie.
+   */
+  async function knownDevice(request: FastifyRequest, reply: FastifyReply, release: Release): Promise<string | null> {
+    const enrollment = enrollmentOf(request);
+    if (deps.enrollments && enrollment !== undefined) {
+      const udid = (await deps.enrollments.status(release, enrollment))?.enrollment.udid ?? null;
+      if (udid !== null) {
+        reply.header('set-cookie', `${DEVICE_COOKIE}=${deviceCookieValue(linkKey, udid)}; Path=/; Max-Age=31536000; HttpOnly; SameSite=Lax${deps.secure ? '; Secure' : ''}`);
+        return udid;
+      }
+    }
+    return deviceFromCookie(linkKey, cookie(request, DEVICE_COOKIE));
+  }
+
+  async function installPage(request: FastifyRequest, language: Language, release: Release, token: string | null, historyUrl: string | null = null, device: string | null = null): Promise<string> {
     const { distribution, task } = release;
     const links = withToken(distributions.links(distribution), token);
     const visitor = classifyUserAgent(request.headers['user-agent']);
     const ios = distribution.platform === 'ios';
     const appLink = task.app_id ? await distributions.appLinkUrl(task.app_id) : null;
     const personal = await superAction(request, language, release, links.manifest_url, visitor);
+    // Ad-hoc and development builds install on the devices their profiles list, without the trust step.
+    const provisioned = ios ? await distributions.provisionedDevices(task) : null;
     return renderInstallPage(
       {
         language,
@@ -289,9 +307,10 @@ export async function installPageRoutes(app: FastifyInstance, deps: InstallPageD
         pageUrl: links.url,
         qrSvg: await qrSvg(links.url, messages(language).qrLabel),
         installUrl: ios ? itmsServicesUrl(links.manifest_url!) : links.download_url,
-        enterpriseTrust: ios && task.cert_type === 'enterprise' ? { organization: await distributions.organization(task) } : null,
+        enterpriseTrust: ios && task.cert_type === 'enterprise' && provisioned === null ? { organization: await distributions.organization(task) } : null,
         historyUrl: historyUrl ?? (appLink ? `${appLink}/history` : null),
         insecure: !deps.secure,
+        notProvisioned: provisioned !== null && device !== null && !provisioned.has(device.toUpperCase()),
         superAction: personal,
         preview: token === null ? preview(release, language) : null,
       },
@@ -381,6 +400,9 @@ export function accessOf(request: FastifyRequest, linkKey: Buffer, distribution:
   const token = (request.query as { t?: string }).t ?? cookie(request, cookieName(distribution.slug));
   return token !== undefined && checkAccessToken(linkKey, distribution.slug, hash, token) ? { token } : null;
 }
+
+/** The visitor's device, as a UDID enrollment made it known (see deviceCookieValue). */
+const DEVICE_COOKIE = 'signet_device';
 
 function cookieName(slug: string): string {
   return `signet_${slug}`;

@@ -157,7 +157,40 @@ export const CertificateProfile = Type.Object(
     team_id: NullableString(),
     expires_at: Type.Union([Timestamp, Type.Null()]),
     entitlements: Type.Union([Type.Record(Type.String(), Type.Unknown()), Type.Null()], { description: 'The entitlements the profile grants.' }),
+    warnings: Type.Optional(
+      Type.Array(Type.Object({ code: Type.String(), message: Type.String() }, { additionalProperties: false }), { description: 'Upload answers: accepted, but needs attention (`profile_expiring`: it expires within 7 days).' }),
+    ),
     created_at: Timestamp,
+  },
+  { additionalProperties: false },
+);
+
+const HealthStateSchema = Type.Union(
+  ['ok', 'expiring', 'expired', 'revoked', 'profile_expired', 'profile_mismatch', 'unknown'].map((s) => Type.Literal(s)),
+  { description: '`ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why).' },
+);
+
+export const Health = Type.Object(
+  {
+    state: HealthStateSchema,
+    reason: NullableString('Why, for the state shown; null when ok.'),
+    findings: Type.Array(Type.Object({ state: HealthStateSchema, reason: Type.String() }, { additionalProperties: false }), { description: 'Every finding, most severe first.' }),
+    expires_at: Type.Union([Timestamp, Type.Null()], { description: 'The earliest expiry of the certificate and its profiles.' }),
+    revocation: Type.Union([
+      Type.Object(
+        {
+          status: Type.Union(['good', 'revoked', 'unknown', 'unchecked', 'not_applicable', 'error'].map((s) => Type.Literal(s)), { description: '`good`, `revoked`, `unknown`: the OCSP responder\'s answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason).' }),
+          responder: NullableString('The OCSP responder URL from the certificate\'s Authority Information Access.'),
+          checked_at: Type.Union([Timestamp, Type.Null()]),
+          next_update: Type.Union([Timestamp, Type.Null()], { description: 'The answer is reused until then (RFC 6960 nextUpdate).' }),
+          revoked_at: Type.Union([Timestamp, Type.Null()]),
+          revocation_reason: NullableString(),
+          reason: NullableString(),
+        },
+        { additionalProperties: false },
+      ),
+      Type.Null(),
+    ]),
   },
   { additionalProperties: false },
 );
@@ -165,7 +198,9 @@ export const CertificateProfile = Type.Object(
 export const Certificate = Type.Object(
   {
     id: Type.String({ description: '`crt_…`' }),
-    kind: Type.Union([Type.Literal('ios_enterprise'), Type.Literal('android')]),
+    kind: Type.Union([Type.Literal('ios_enterprise'), Type.Literal('ios_adhoc'), Type.Literal('ios_development'), Type.Literal('android')], {
+      description: '`ios_enterprise`: in-house profiles; `ios_adhoc`: ad-hoc profiles (installs on the devices they list); `ios_development`: development profiles; `android`: a keystore.',
+    }),
     name: NullableString(),
     subject: NullableString('Subject of the signing certificate.'),
     team_id: NullableString('Apple team id (iOS), or the certificate\'s OU.'),
@@ -185,6 +220,10 @@ export const Certificate = Type.Object(
     ),
     profiles: Type.Array(CertificateProfile, { description: 'iOS: every provisioning profile of the certificate, oldest first.' }),
     live_links: Type.Integer({ description: 'Install links signed with it that can still be used (enabled, unexpired, quota left).' }),
+    health: Health,
+    warnings: Type.Optional(
+      Type.Array(Type.Object({ code: Type.String(), message: Type.String() }, { additionalProperties: false }), { description: 'Upload answers: accepted, but needs attention (`profile_expiring`: a profile expires within 7 days).' }),
+    ),
     created_at: Timestamp,
   },
   { additionalProperties: false },
