@@ -83,6 +83,7 @@ export interface UploadRepository {
     sha256: string;
     blobKey: string;
     expiresAt: Date;
+    notes?: string | null;
   }): Promise<UploadRow>;
   find(accountId: string, fileKey: string): Promise<UploadRow | null>;
   /** Records the package identity found by inspecting the upload and links it to its app. */
@@ -90,6 +91,8 @@ export interface UploadRepository {
     fileKey: string,
     app: { appId: string; bundleId: string; name: string | null; version: string | null; build: string | null },
   ): Promise<void>;
+  /** Replaces the upload's release notes (a multipart `notes` field sent after the file). */
+  setNotes(fileKey: string, notes: string | null): Promise<void>;
   /** Uploads of an app, newest first. */
   listByApp(accountId: string, appId: string, page?: PageRequest): Promise<Page<UploadRow>>;
   /**
@@ -128,6 +131,8 @@ export interface NewTaskInput {
   /** The package identity read at upload; the signer's report replaces it when the task succeeds. */
   app?: { bundleId: string | null; name: string | null; version: string | null; build: string | null };
   maxAttempts?: number; // default 3
+  /** Release notes (plain text or Markdown). */
+  notes?: string | null;
 }
 
 /** How a task run ended; `finish` applies it only if the task is not terminal yet. */

@@ -162,6 +162,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       pendingTaskQuota: config.quotas.pendingTasks,
       outbound,
       hasDeveloperAccount: async (accountId) => (await db.repos.developerAccounts.list(accountId)).some((a) => developerAccounts.usable(a)),
+      // `distributions` is built below; links are asked for only once requests are served.
+      links: (task) => distributions.taskLinks(task),
       db,
       queue,
       blobs,
@@ -181,6 +183,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       db,
       outbound,
       onOutcome: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
+      links: (task) => distributions.taskLinks(task),
       get baseUrl() {
         return base.url;
       },

@@ -77,6 +77,7 @@ export class AppService {
       downloads: d.downloads,
       enabled: d.enabled === 'yes',
       created_at: d.created_at,
+      notes: task?.notes ?? null,
     };
   }
 }

@@ -12,8 +12,9 @@ import type { JobQueue } from '../queue/job-queue.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
 import type { CertType } from './signer.ts';
 import type { Principal } from './principal.ts';
+import { notesOfBody } from './release-notes.ts';
 import { OutboundAllowList, validateOutboundUrl, type OutboundOptions } from './outbound.ts';
-import { taskView, type TaskView } from './views.ts';
+import { taskView, type TaskLinksView, type TaskView } from './views.ts';
 
 export interface CreateTaskInput {
   file_key: string;
@@ -22,6 +23,10 @@ export interface CreateTaskInput {
   callback_url?: string;
   /** iOS enterprise: the certificate profile (`prf_…`) per bundle id, overriding the matching rule. */
   profiles?: Record<string, string>;
+  /** Release notes under any accepted name (src/services/release-notes.ts); default: the upload's. */
+  notes?: string;
+  release_notes?: string;
+  changelog?: string;
 }
 
 export interface ArtifactHandle {
@@ -69,6 +74,8 @@ export interface TaskServiceOptions {
   pendingTaskQuota?: number;
   /** Which callback_url destinations are acceptable (default: public addresses only). */
   outbound?: OutboundOptions;
+  /** A succeeded task's install links (publishing them if needed); absent: tasks show none. */
+  links?: (task: TaskRow) => Promise<TaskLinksView | null>;
 }
 
 export class TaskService {
@@ -83,6 +90,7 @@ export class TaskService {
 
   async create(principal: Principal, input: CreateTaskInput, idempotencyKey: string | null): Promise<{ task_id: string; status: TaskStatus }> {
     const { db, queue } = this.options;
+    const notes = notesOfBody(input);
     const hash = requestHash(input);
     if (idempotencyKey !== null) {
       const previous = await db.repos.idempotency.find(principal.accountId, idempotencyKey);
@@ -121,6 +129,7 @@ export class TaskService {
           callbackUrl: input.callback_url ?? null,
           appId: upload.app_id,
           app: { bundleId: upload.bundle_id, name: upload.app_name, version: upload.app_version, build: upload.app_build },
+          notes: notes === undefined ? upload.notes : notes,
         });
         if (idempotencyKey !== null) {
           const held = await tx.repos.idempotency.remember({ accountId: principal.accountId, key: idempotencyKey, requestHash: hash, taskId: row.id });
@@ -195,13 +204,20 @@ export class TaskService {
   }
 
   async view(task: TaskRow): Promise<TaskView> {
-    return taskView(task, this.options.baseUrl, await this.options.db.repos.webhookDeliveries.listForTask(task.id));
+    return taskView(task, this.options.baseUrl, await this.options.db.repos.webhookDeliveries.listForTask(task.id), await this.linksOf(task));
   }
 
   /** Views of a page of tasks, with their webhook deliveries read in one query. */
   async views(tasks: readonly TaskRow[]): Promise<TaskView[]> {
     const deliveries = await this.options.db.repos.webhookDeliveries.listForTasks(tasks.map((t) => t.id));
-    return tasks.map((task) => taskView(task, this.options.baseUrl, deliveries.get(task.id) ?? []));
+    const links = await Promise.all(tasks.map((task) => this.linksOf(task)));
+    return tasks.map((task, i) => taskView(task, this.options.baseUrl, deliveries.get(task.id) ?? [], links[i] ?? null));
+  }
+
+  /** The links of a succeeded task; a failure to publish them leaves them out rather than failing the read. */
+  private async linksOf(task: TaskRow): Promise<TaskLinksView | null> {
+    if (task.status !== 'succeeded' || !this.options.links) return null;
+    return this.options.links(task).catch(() => null);
   }
 
   async list(principal: Principal, query: { status: string | null; limit: number; cursor: string | null }): Promise<{ items: TaskView[]; next_cursor: string | null }> {

@@ -2,6 +2,7 @@
 // body) shows a resource the same way. Secrets never leave through here: certificate views carry
 // metadata only.
 import type { CertificateProfileRow } from '../db/profile-tables.ts';
+import type { TaskLinksView } from '../distribution/service.ts';
 import type { AppRow, CertificateRow, TaskBundle, TaskRow, TaskStatus, TaskWarning, UploadRow, WebhookDeliveryRow, Platform } from '../db/schema.ts';
 
 export interface AppIdentityView {
@@ -21,6 +22,8 @@ export interface UploadView extends AppIdentityView {
   app_id: string | null;
   created_at: string;
   expires_at: string;
+  /** Release notes given with the upload (plain text or Markdown). */
+  notes: string | null;
 }
 
 export interface WebhookDeliveryView {
@@ -54,11 +57,18 @@ export interface TaskView {
   /** What signing left out and why. */
   warnings: TaskWarningView[];
   webhook_deliveries: WebhookDeliveryView[];
+  /** Release notes of the release this task publishes (plain text or Markdown). */
+  notes: string | null;
+  /** The install links once the task succeeded; null before (or when publishing failed). */
+  links: TaskLinksView | null;
   created_at: string;
   updated_at: string;
   started_at: string | null;
   finished_at: string | null;
 }
+
+/** Where a succeeded task's release is installed from (defined beside the install links). */
+export type { TaskLinksView } from '../distribution/service.ts';
 
 export interface TaskBundleView {
   path: string;
@@ -127,6 +137,8 @@ export interface ReleaseView {
   downloads: number;
   enabled: boolean;
   created_at: string;
+  /** Release notes (plain text or Markdown). */
+  notes: string | null;
 }
 
 export interface AppSummaryView extends AppRowView {
@@ -158,6 +170,7 @@ export function uploadView(row: UploadRow): UploadView {
     build: row.app_build,
     created_at: row.created_at,
     expires_at: row.expires_at,
+    notes: row.notes,
   };
 }
 
@@ -174,7 +187,7 @@ function webhookDeliveryView(row: WebhookDeliveryRow): WebhookDeliveryView {
 }
 
 /** `baseUrl` is the public base (no trailing slash) the artifact link is built on. */
-export function taskView(row: TaskRow, baseUrl: string, deliveries: readonly WebhookDeliveryRow[] = []): TaskView {
+export function taskView(row: TaskRow, baseUrl: string, deliveries: readonly WebhookDeliveryRow[] = [], links: TaskLinksView | null = null): TaskView {
   const artifact =
     row.status === 'succeeded' && row.artifact_size !== null && row.artifact_sha256 !== null
       ? { size: row.artifact_size, sha256: row.artifact_sha256, download_url: `${baseUrl}/v1/tasks/${row.id}/artifact` }
@@ -198,6 +211,8 @@ export function taskView(row: TaskRow, baseUrl: string, deliveries: readonly Web
     bundles: row.bundles_json ? (JSON.parse(row.bundles_json) as TaskBundle[]).map(taskBundleView) : null,
     warnings: row.warnings_json ? (JSON.parse(row.warnings_json) as TaskWarning[]).map(taskWarningView) : [],
     webhook_deliveries: deliveries.map(webhookDeliveryView),
+    notes: row.notes,
+    links,
     created_at: row.created_at,
     updated_at: row.updated_at,
     started_at: row.started_at,

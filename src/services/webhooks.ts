@@ -8,7 +8,8 @@ import type { Db } from '../db/database.ts';
 import { AppError } from '../errors.ts';
 import type { JobContext } from '../queue/job-queue.ts';
 import { OutboundAllowList, OutboundRefused, postOutbound, type OutboundOptions } from './outbound.ts';
-import { taskView } from './views.ts';
+import type { TaskRow } from '../db/schema.ts';
+import { taskView, type TaskLinksView } from './views.ts';
 
 export type WebhookEvent = 'task.succeeded' | 'task.failed' | 'ping';
 export const WEBHOOK_MAX_ATTEMPTS = 8;
@@ -36,6 +37,12 @@ export interface WebhookServiceOptions {
   outbound?: OutboundOptions;
   /** Counts delivery outcomes (metrics). */
   onOutcome?: (outcome: 'delivered' | 'failed' | 'refused') => void;
+  /**
+   * A succeeded task's install links, publishing them if the worker has not yet (the webhook job
+   * is committed with the task's end, before the link is published). A failure throws, so the
+   * delivery is retried rather than sent without the links.
+   */
+  links?: (task: TaskRow) => Promise<TaskLinksView | null>;
 }
 
 export class WebhookService {
@@ -103,7 +110,8 @@ export class WebhookService {
     if (!task?.callback_url) return;
     const url = task.callback_url;
     const deliveries = await db.repos.webhookDeliveries.listForTask(task.id);
-    const body = JSON.stringify({ event: payload.event, data: taskView(task, this.options.baseUrl, deliveries) });
+    const links = task.status === 'succeeded' && this.options.links ? await this.options.links(task) : null;
+    const body = JSON.stringify({ event: payload.event, data: taskView(task, this.options.baseUrl, deliveries, links) });
     const secret = await db.repos.accounts.webhookSecret(task.account_id);
     const signal = AbortSignal.any([context.signal, AbortSignal.timeout(this.options.timeoutMs ?? 10_000)]);
     const { outcome, statusCode, error, durationMs } = await this.post(url, payload.event, body, secret, { 'signet-delivery-attempt': String(context.attempt) }, signal);

@@ -837,6 +837,8 @@ export interface paths {
                                         distribution_id: string;
                                         downloads: number;
                                         enabled: boolean;
+                                        /** @description Release notes (plain text or Markdown). */
+                                        notes: string | null;
                                         task_id: string;
                                         /** @description The install page. */
                                         url: string | null;
@@ -992,6 +994,8 @@ export interface paths {
                                     distribution_id: string;
                                     downloads: number;
                                     enabled: boolean;
+                                    /** @description Release notes (plain text or Markdown). */
+                                    notes: string | null;
                                     task_id: string;
                                     /** @description The install page. */
                                     url: string | null;
@@ -1013,6 +1017,8 @@ export interface paths {
                                     distribution_id: string;
                                     downloads: number;
                                     enabled: boolean;
+                                    /** @description Release notes (plain text or Markdown). */
+                                    notes: string | null;
                                     task_id: string;
                                     /** @description The install page. */
                                     url: string | null;
@@ -1080,7 +1086,26 @@ export interface paths {
                                     file_key: string;
                                     file_name: string;
                                     finished_at: string | null;
+                                    /** @description Where the signed app is installed from, once the task succeeded. */
+                                    links: {
+                                        /** @description The app's permanent link, which always serves its newest release. */
+                                        app_url: string | null;
+                                        /** @description `dst_…`: the install link (GET/PATCH /distributions/{id}). */
+                                        distribution_id: string;
+                                        /** @description Direct download of the signed package (counted). */
+                                        download_url: string;
+                                        /** @description The public install page. */
+                                        install_url: string;
+                                        /** @description iOS: the `itms-services://` link that installs the app. */
+                                        itms_services_url: string | null;
+                                        /** @description iOS: the OTA manifest. */
+                                        manifest_url: string | null;
+                                        /** @description QR code of the install page (SVG). */
+                                        qr_code_url: string;
+                                    } | null;
                                     max_attempts: number;
+                                    /** @description Release notes (plain text or Markdown) shown on the install page and in the history. */
+                                    notes: string | null;
                                     platform: "ios" | "android";
                                     started_at: string | null;
                                     /** @description `pending → processing → succeeded | failed | canceled`. */
@@ -1150,6 +1175,8 @@ export interface paths {
                                     file_name: string;
                                     /** @description Display name. */
                                     name: string | null;
+                                    /** @description Release notes sent with the upload (plain text or Markdown); a task created from it without notes of its own takes them. */
+                                    notes: string | null;
                                     platform: "ios" | "android";
                                     /** @description Lowercase hex SHA-256 of the file. */
                                     sha256: string;
@@ -1263,7 +1290,7 @@ export interface paths {
         put?: never;
         /**
          * Upload an .ipa or .apk
-         * @description Multipart form with one file field `file`. The file is streamed to storage while its SHA-256 is computed; at most 2147483648 bytes. Returns a `file_key` for POST /tasks/create, valid until `expires_at`.
+         * @description Multipart form with one file field `file` and, optionally, release notes in the text field `notes` (plain text or Markdown, at most 10 KB; `release_notes` and `changelog` are accepted as other names), before or after the file. The file is streamed to storage while its SHA-256 is computed; at most 2147483648 bytes. Returns a `file_key` for POST /tasks/create, valid until `expires_at`.
          */
         post: {
             parameters: {
@@ -1315,6 +1342,8 @@ export interface paths {
                                 file_name: string;
                                 /** @description Display name. */
                                 name: string | null;
+                                /** @description Release notes sent with the upload (plain text or Markdown); a task created from it without notes of its own takes them. */
+                                notes: string | null;
                                 platform: "ios" | "android";
                                 /** @description Lowercase hex SHA-256 of the file. */
                                 sha256: string;
@@ -1326,7 +1355,10 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `invalid_request`: The request is malformed or a field is missing or invalid. */
+                /**
+                 * @description `invalid_request`: The request is malformed or a field is missing or invalid.
+                 *     `notes_too_large`: The release notes exceed 10 KB (10,240 bytes of UTF-8).
+                 */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -7360,7 +7392,26 @@ export interface paths {
                                     file_key: string;
                                     file_name: string;
                                     finished_at: string | null;
+                                    /** @description Where the signed app is installed from, once the task succeeded. */
+                                    links: {
+                                        /** @description The app's permanent link, which always serves its newest release. */
+                                        app_url: string | null;
+                                        /** @description `dst_…`: the install link (GET/PATCH /distributions/{id}). */
+                                        distribution_id: string;
+                                        /** @description Direct download of the signed package (counted). */
+                                        download_url: string;
+                                        /** @description The public install page. */
+                                        install_url: string;
+                                        /** @description iOS: the `itms-services://` link that installs the app. */
+                                        itms_services_url: string | null;
+                                        /** @description iOS: the OTA manifest. */
+                                        manifest_url: string | null;
+                                        /** @description QR code of the install page (SVG). */
+                                        qr_code_url: string;
+                                    } | null;
                                     max_attempts: number;
+                                    /** @description Release notes (plain text or Markdown) shown on the install page and in the history. */
+                                    notes: string | null;
                                     platform: "ios" | "android";
                                     started_at: string | null;
                                     /** @description `pending → processing → succeeded | failed | canceled`. */
@@ -7572,7 +7623,26 @@ export interface paths {
                                 file_key: string;
                                 file_name: string;
                                 finished_at: string | null;
+                                /** @description Where the signed app is installed from, once the task succeeded. */
+                                links: {
+                                    /** @description The app's permanent link, which always serves its newest release. */
+                                    app_url: string | null;
+                                    /** @description `dst_…`: the install link (GET/PATCH /distributions/{id}). */
+                                    distribution_id: string;
+                                    /** @description Direct download of the signed package (counted). */
+                                    download_url: string;
+                                    /** @description The public install page. */
+                                    install_url: string;
+                                    /** @description iOS: the `itms-services://` link that installs the app. */
+                                    itms_services_url: string | null;
+                                    /** @description iOS: the OTA manifest. */
+                                    manifest_url: string | null;
+                                    /** @description QR code of the install page (SVG). */
+                                    qr_code_url: string;
+                                } | null;
                                 max_attempts: number;
+                                /** @description Release notes (plain text or Markdown) shown on the install page and in the history. */
+                                notes: string | null;
                                 platform: "ios" | "android";
                                 started_at: string | null;
                                 /** @description `pending → processing → succeeded | failed | canceled`. */
@@ -7958,7 +8028,26 @@ export interface paths {
                                 file_key: string;
                                 file_name: string;
                                 finished_at: string | null;
+                                /** @description Where the signed app is installed from, once the task succeeded. */
+                                links: {
+                                    /** @description The app's permanent link, which always serves its newest release. */
+                                    app_url: string | null;
+                                    /** @description `dst_…`: the install link (GET/PATCH /distributions/{id}). */
+                                    distribution_id: string;
+                                    /** @description Direct download of the signed package (counted). */
+                                    download_url: string;
+                                    /** @description The public install page. */
+                                    install_url: string;
+                                    /** @description iOS: the `itms-services://` link that installs the app. */
+                                    itms_services_url: string | null;
+                                    /** @description iOS: the OTA manifest. */
+                                    manifest_url: string | null;
+                                    /** @description QR code of the install page (SVG). */
+                                    qr_code_url: string;
+                                } | null;
                                 max_attempts: number;
+                                /** @description Release notes (plain text or Markdown) shown on the install page and in the history. */
+                                notes: string | null;
                                 platform: "ios" | "android";
                                 started_at: string | null;
                                 /** @description `pending → processing → succeeded | failed | canceled`. */
@@ -8342,12 +8431,18 @@ export interface paths {
                         cert_type: "enterprise" | "super";
                         /** @description Default: the account's newest certificate of the right kind. */
                         certificate_id?: string;
+                        /** @description Another name for `notes` (send one of them). */
+                        changelog?: string;
                         /** @description From POST /apps/upload. */
                         file_key: string;
+                        /** @description Release notes, plain text or Markdown, at most 10 KB (10,240 bytes of UTF-8; more: 400 `notes_too_large`). Default: the notes sent with the upload. */
+                        notes?: string;
                         /** @description iOS enterprise: the certificate profile (`prf_…`) to sign each named bundle id with, e.g. `{"com.example.app": "prf_…"}`. Bundles not named take the certificate profile whose App ID matches them most specifically (explicit before wildcard). */
                         profiles?: {
                             [key: string]: string;
                         };
+                        /** @description Another name for `notes` (send one of them). */
+                        release_notes?: string;
                     };
                 };
             };
@@ -8369,7 +8464,10 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `invalid_request`: The request is malformed or a field is missing or invalid. */
+                /**
+                 * @description `invalid_request`: The request is malformed or a field is missing or invalid.
+                 *     `notes_too_large`: The release notes exceed 10 KB (10,240 bytes of UTF-8).
+                 */
                 400: {
                     headers: {
                         [name: string]: unknown;

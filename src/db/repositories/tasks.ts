@@ -46,6 +46,7 @@ export function taskRepository(db: Kysely<Database>): TaskRepository {
         updated_at: now,
         started_at: null,
         finished_at: null,
+        notes: input.notes ?? null,
       };
       await db.insertInto('tasks').values(row).execute();
       return row;

@@ -25,6 +25,7 @@ export function uploadRepository(db: Kysely<Database>): UploadRepository {
           app_build: null,
           created_at: nowIso(),
           expires_at: nowIso(input.expiresAt),
+          notes: input.notes ?? null,
         })
         .returningAll()
         .executeTakeFirstOrThrow();
@@ -41,6 +42,9 @@ export function uploadRepository(db: Kysely<Database>): UploadRepository {
         .set({ app_id: app.appId, bundle_id: app.bundleId, app_name: app.name, app_version: app.version, app_build: app.build })
         .where('id', '=', fileKey)
         .execute();
+    },
+    async setNotes(fileKey, notes) {
+      await db.updateTable('uploads').set({ notes }).where('id', '=', fileKey).execute();
     },
     async listByApp(accountId, appId, page) {
       const limit = pageLimit(page);

@@ -1,7 +1,7 @@
 // Task routes: create (with Idempotency-Key), read, list, cancel, and the signed artifact.
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
-import type { TaskService } from '../../services/tasks.ts';
+import type { CreateTaskInput, TaskService } from '../../services/tasks.ts';
 import { principalOf } from '../plugins/auth.ts';
 import { envelope, responses } from '../schemas/common.ts';
 import { sendFile } from '../send-file.ts';
@@ -32,12 +32,13 @@ export function taskRoutes(app: FastifyInstance, tasks: TaskService): void {
           'bundle_id_mismatch',
           'idempotency_conflict',
           'task_quota_exceeded',
+          'notes_too_large',
           'unsupported_media_type',
         ]),
       },
     },
     async (request) => {
-      const body = request.body as { file_key: string; cert_type: 'enterprise' | 'super'; certificate_id?: string; callback_url?: string; profiles?: Record<string, string> };
+      const body = request.body as CreateTaskInput;
       const key = request.headers['idempotency-key'];
       const created = await tasks.create(principalOf(request), body, typeof key === 'string' ? key : null);
       return { code: 200, data: created };
