@@ -185,7 +185,7 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
     await consoleRoutes(app, { dir: deps.console.dir });
   }
   uploadRoutes(app, { uploads: deps.uploads, maxUploadBytes: deps.maxUploadBytes, inFlight });
-  taskRoutes(app, deps.tasks);
+  taskRoutes(app, deps.tasks, inFlight);
   certificateRoutes(app, deps.certificates);
   appRoutes(app, deps.apps);
   distributionRoutes(app, deps.distributions);

@@ -1,6 +1,7 @@
 // Tasks: creation (validation, certificate choice, idempotency, enqueueing in one transaction),
 // reading, listing, canceling, and the signed artifact. The worker side lives in worker.ts.
 import type { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../db/database.ts';
 import { sha256Hex } from '../db/ids.ts';
 import { allRows } from '../db/repositories/pagination.ts';
@@ -38,6 +39,12 @@ export interface ArtifactHandle {
 }
 
 const TASK_STATUSES: readonly TaskStatus[] = ['pending', 'processing', 'succeeded', 'failed', 'canceled'];
+const TERMINAL: readonly TaskStatus[] = ['succeeded', 'failed', 'canceled'];
+
+/** One event of GET /tasks/{id}/events. */
+export type TaskEvent =
+  | { event: 'status'; data: { task_id: string; status: TaskStatus; attempts: number; max_attempts: number; at: string } }
+  | { event: 'task'; data: TaskView };
 
 /** The certificate kind a (platform, cert_type) pair signs with, or null when none can. */
 function certificateKindFor(platform: Platform, certType: CertType): CertificateKind | null {
@@ -245,6 +252,33 @@ export class TaskService {
     const now = await this.find(principal, taskId);
     if (now.status === 'canceled') return this.view(now);
     throw new AppError('task_not_cancelable', `The task already ${now.status}.`);
+  }
+
+  /**
+   * A task's progress as events, for GET /tasks/{id}/events: a `status` event now and at every
+   * change of status or attempt (read from the database every `pollMs`, so a worker in another
+   * process is seen too), then one `task` event with the whole task once it has ended. Ends when
+   * the task ends or `signal` aborts.
+   */
+  async *follow(principal: Principal, taskId: string, signal: AbortSignal, pollMs = 500): AsyncGenerator<TaskEvent> {
+    let last = '';
+    for (;;) {
+      const task = await this.find(principal, taskId);
+      const state = `${task.status}/${task.attempts}`;
+      if (state !== last) {
+        last = state;
+        yield { event: 'status', data: { task_id: task.id, status: task.status, attempts: task.attempts, max_attempts: task.max_attempts, at: task.updated_at } };
+      }
+      if (TERMINAL.includes(task.status)) {
+        yield { event: 'task', data: await this.view(task) };
+        return;
+      }
+      try {
+        await sleep(pollMs, undefined, { signal });
+      } catch {
+        return;
+      }
+    }
   }
 
   /** In-process notification of cancels (the worker aborts a running task at once). */

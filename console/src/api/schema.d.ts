@@ -8400,6 +8400,128 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tasks/{task_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a task (server-sent events)
+         * @description A `text/event-stream` (EventSource): a `status` event now and at every change of status or attempt (`{task_id, status, attempts, max_attempts, at}`), then one `task` event holding the whole task (as GET /tasks/{task_id}, with `links` once it succeeded), after which the stream ends. Comment lines are sent every 15 s while nothing happens. An unknown task answers 404 before the stream starts.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description `tsk_…` */
+                    task_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Server-sent events: `event: status` …, then `event: task`. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": string;
+                    };
+                };
+                /** @description `invalid_request`: The request is malformed or a field is missing or invalid. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `unauthorized`: A valid API key (Authorization: Bearer sk_…) or console session is required. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `task_not_found`: No task with this id. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `rate_limited`: Too many requests for this API key; retry after the time in Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `internal_error`: An unexpected error occurred. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tasks/create": {
         parameters: {
             query?: never;

@@ -2,6 +2,8 @@
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import type { CreateTaskInput, TaskService } from '../../services/tasks.ts';
+import { errorCodeOf } from '../../errors.ts';
+import type { InFlight } from '../in-flight.ts';
 import { principalOf } from '../plugins/auth.ts';
 import { envelope, responses } from '../schemas/common.ts';
 import { sendFile } from '../send-file.ts';
@@ -9,7 +11,10 @@ import { CreatedTask, CreateTaskBody, IdParam, Task, TaskList, TaskStatus } from
 
 const TaskId = IdParam('task_id', '`tsk_…`');
 
-export function taskRoutes(app: FastifyInstance, tasks: TaskService): void {
+/** Comment lines keep proxies and the server's idle-connection timeout from closing a quiet stream. */
+const HEARTBEAT_MS = 15_000;
+
+export function taskRoutes(app: FastifyInstance, tasks: TaskService, inFlight: InFlight): void {
   app.post(
     '/v1/tasks/create',
     {
@@ -90,6 +95,59 @@ export function taskRoutes(app: FastifyInstance, tasks: TaskService): void {
     async (request) => {
       const { task_id } = request.params as { task_id: string };
       return { code: 200, data: await tasks.cancel(principalOf(request), task_id) };
+    },
+  );
+
+  app.get(
+    '/v1/tasks/:task_id/events',
+    {
+      schema: {
+        tags: ['Tasks'],
+        summary: 'Follow a task (server-sent events)',
+        description:
+          'A `text/event-stream` (EventSource): a `status` event now and at every change of status or attempt ' +
+          '(`{task_id, status, attempts, max_attempts, at}`), then one `task` event holding the whole task (as GET /tasks/{task_id}, ' +
+          'with `links` once it succeeded), after which the stream ends. Comment lines are sent every 15 s while nothing happens. ' +
+          'An unknown task answers 404 before the stream starts.',
+        params: TaskId,
+        produces: ['text/event-stream'],
+        response: responses(Type.Unsafe<unknown>({ type: 'string', description: 'Server-sent events: `event: status` …, then `event: task`.' }), ['task_not_found']),
+      },
+    },
+    async (request, reply) => {
+      const { task_id } = request.params as { task_id: string };
+      const principal = principalOf(request);
+      await tasks.get(principal, task_id); // 404 as JSON, before the stream starts
+      const controller = inFlight.begin();
+      const stop = () => controller.abort();
+      request.raw.once('close', stop);
+      reply.hijack();
+      const out = reply.raw;
+      out.writeHead(200, {
+        ...(reply.getHeaders() as Record<string, string>),
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-store',
+        'x-content-type-options': 'nosniff',
+        // Tells nginx-style proxies not to buffer the stream.
+        'x-accel-buffering': 'no',
+      });
+      out.write('retry: 3000\n\n');
+      const heartbeat = setInterval(() => out.write(': keep-alive\n\n'), HEARTBEAT_MS);
+      let id = 0;
+      try {
+        for await (const { event, data } of tasks.follow(principal, task_id, controller.signal)) {
+          id += 1;
+          out.write(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+        }
+      } catch (error) {
+        request.log.warn({ err: error }, 'task events ended by an error');
+        out.write(`event: error\ndata: ${JSON.stringify({ error: errorCodeOf(error) ?? 'service_unavailable' })}\n\n`);
+      } finally {
+        clearInterval(heartbeat);
+        request.raw.off('close', stop);
+        inFlight.end(controller);
+        out.end();
+      }
     },
   );
 
