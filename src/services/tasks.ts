@@ -52,10 +52,15 @@ function certificateKindFor(platform: Platform, certType: CertType): Certificate
   return certType === 'enterprise' ? 'ios_enterprise' : null;
 }
 
-/** Key order must not matter for "the same body": hash a canonical form. */
-function requestHash(input: CreateTaskInput): string {
+/**
+ * Key order must not matter for "the same body": hash a canonical form. With `fileSha256`, the
+ * file_key is replaced by the uploaded file's SHA-256, so a retried pipeline step that uploads
+ * the same file again (a new file_key) and repeats its Idempotency-Key gets its first task back.
+ */
+function requestHash(input: CreateTaskInput, fileSha256?: string): string {
   const sorted = (o: object) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b)));
-  const canonical = sorted({ ...input, ...(input.profiles ? { profiles: sorted(input.profiles) } : {}) });
+  const body = fileSha256 === undefined ? input : { ...input, file_key: undefined, file_sha256: fileSha256 };
+  const canonical = sorted({ ...body, ...(input.profiles ? { profiles: sorted(input.profiles) } : {}) });
   return sha256Hex(JSON.stringify(canonical));
 }
 
@@ -98,10 +103,12 @@ export class TaskService {
   async create(principal: Principal, input: CreateTaskInput, idempotencyKey: string | null): Promise<{ task_id: string; status: TaskStatus }> {
     const { db, queue } = this.options;
     const notes = notesOfBody(input);
-    const hash = requestHash(input);
+    const given = await db.repos.uploads.find(principal.accountId, input.file_key);
+    const hash = requestHash(input, given?.sha256);
     if (idempotencyKey !== null) {
       const previous = await db.repos.idempotency.find(principal.accountId, idempotencyKey);
-      if (previous) return this.replay(principal, previous.task_id, previous.request_hash === hash);
+      // Keys stored before hashes named the file's content hashed the file_key itself.
+      if (previous) return this.replay(principal, previous.task_id, previous.request_hash === hash || previous.request_hash === requestHash(input));
     }
 
     if (input.callback_url !== undefined) validateOutboundUrl(input.callback_url, 'callback_url', this.options.outbound ?? { allow: new OutboundAllowList('') });
@@ -109,7 +116,7 @@ export class TaskService {
     if (quota > 0 && (await db.repos.tasks.countActiveByAccount(principal.accountId, quota)) >= quota) {
       throw new AppError('task_quota_exceeded', `The account already has ${quota} pending or processing tasks, its quota; wait for some to finish.`, { details: { quota } });
     }
-    const upload = await db.repos.uploads.find(principal.accountId, input.file_key);
+    const upload = given;
     if (!upload) throw new AppError('file_key_not_found', `No upload with file_key ${input.file_key}.`);
     if (Date.parse(upload.expires_at) <= this.now().getTime()) {
       throw new AppError('file_key_expired', `The upload ${input.file_key} expired at ${upload.expires_at}; upload the file again.`);

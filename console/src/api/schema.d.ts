@@ -8533,7 +8533,7 @@ export interface paths {
         put?: never;
         /**
          * Create a signing task
-         * @description Signs the uploaded package behind `file_key`. Send JSON (`application/json`, or no content type). With an `Idempotency-Key` header, repeating the same body returns the same task; a different body with the same key is refused.
+         * @description Signs the uploaded package behind `file_key`. Send JSON (`application/json`, or no content type). With an `Idempotency-Key` header, repeating the same body returns the same task; a `file_key` of another upload of the same file (same SHA-256) counts as the same, so a retried pipeline step that uploads again gets its first task. A different body with the same key is refused (409).
          */
         post: {
             parameters: {

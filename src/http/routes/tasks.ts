@@ -24,7 +24,8 @@ export function taskRoutes(app: FastifyInstance, tasks: TaskService, inFlight: I
         summary: 'Create a signing task',
         description:
           'Signs the uploaded package behind `file_key`. Send JSON (`application/json`, or no content type). ' +
-          'With an `Idempotency-Key` header, repeating the same body returns the same task; a different body with the same key is refused.',
+          'With an `Idempotency-Key` header, repeating the same body returns the same task; a `file_key` of another upload of the same file (same SHA-256) counts as the same, ' +
+          'so a retried pipeline step that uploads again gets its first task. A different body with the same key is refused (409).',
         headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) }),
         body: CreateTaskBody,
         response: responses(envelope(CreatedTask), [
