@@ -35,6 +35,8 @@ import { opsRoutes, type ReadinessCheck } from './routes/ops.ts';
 import { pageAssetRoutes } from './routes/page-assets.ts';
 import { sessionRoutes, type SessionRouteDeps } from './routes/session.ts';
 import { taskRoutes } from './routes/tasks.ts';
+import { resumableUploadRoutes } from './routes/resumable-uploads.ts';
+import type { ResumableStore } from '../storage/resumable-store.ts';
 import { uploadRoutes } from './routes/uploads.ts';
 import { udidRoutes } from './routes/udid.ts';
 
@@ -54,6 +56,8 @@ export interface HttpDeps {
   /** Public base URL (no trailing slash), for links and the OpenAPI servers. */
   baseUrl: string;
   maxUploadBytes: number;
+  /** Where resumable (tus) uploads collect their bytes; absent: no /v1/uploads routes. */
+  resumable?: ResumableStore;
   /** Per API key or console session (SIGNET_RATE_LIMIT). */
   rateLimit: RateLimitSettings['perKey'];
   /** Per client address on public routes, and failed install-link passwords (defaults: 120/min, 10/min). */
@@ -185,6 +189,9 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
     await consoleRoutes(app, { dir: deps.console.dir });
   }
   uploadRoutes(app, { uploads: deps.uploads, maxUploadBytes: deps.maxUploadBytes, inFlight });
+  if (deps.resumable) {
+    resumableUploadRoutes(app, { uploads: deps.uploads, store: deps.resumable, maxUploadBytes: deps.maxUploadBytes, inFlight, log: (error, message) => app.log.error({ err: error }, message) });
+  }
   taskRoutes(app, deps.tasks, inFlight);
   certificateRoutes(app, deps.certificates);
   appRoutes(app, deps.apps);

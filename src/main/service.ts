@@ -21,6 +21,7 @@ import { FileSource } from '../signing/data-source.ts';
 import { inspectPackage } from '../signing/inspect/index.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
 import { openBlobStore } from '../storage/open-blob-store.ts';
+import { openResumableStore } from '../storage/resumable-store.ts';
 import { ProcessScratch, sweepDeadOwners } from '../storage/scratch.ts';
 import { ApiKeyService } from '../services/api-keys.ts';
 import { AppService } from '../services/apps.ts';
@@ -238,6 +239,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
         return base.url;
       },
       maxUploadBytes: config.maxUploadBytes,
+      // Unfinished resumable uploads live as long as a file_key would.
+      resumable: await openResumableStore(config, config.fileKeyTtlSeconds * 1000),
       rateLimit: config.rateLimit,
       publicRateLimit: config.publicRateLimit,
       passwordAttempts: config.passwordAttempts,
