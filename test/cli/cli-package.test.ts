@@ -37,7 +37,8 @@ before(async () => {
   api = new Api(server.url, server.key);
   const pki = testPki();
   await api.form('/v1/certificates', { kind: 'android', password: 'pw', file: { name: 'k.p12', data: pki.p12(pki.androidRsa, { password: 'pw' }) } });
-  env = { SIGNET_URL: server.url, SIGNET_API_KEY: server.key! };
+  // Resumable-upload state goes to the test's folder, not the user's cache.
+  env = { SIGNET_URL: server.url, SIGNET_API_KEY: server.key!, SIGNET_CLI_STATE_DIR: path.join(work, 'state') };
   await writeFile(path.join(work, 'good.apk'), tinyApk({ packageName: 'com.example.cli', versionName: '1.4', label: 'Cli App' }));
   await writeFile(path.join(work, 'bad.apk'), tinyApk({ packageName: FAILING_PACKAGE }));
   await writeFile(path.join(work, 'notes.md'), '## 1.4\n\n- faster\n');

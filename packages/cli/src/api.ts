@@ -10,6 +10,7 @@ import https from 'node:https';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ApiError, CliError, UnavailableError } from './errors.js';
+import { fingerprint, hashPrefix, remember, remembered, send } from './resumable.js';
 
 export interface ClientOptions {
   /** The server, with or without the trailing /v1. */
@@ -172,6 +173,64 @@ export class Client {
       const upload = interpret(answer.status, answer.text, { get: (h) => answer.headers[h] as string | undefined }) as { sha256?: string };
       const sha256 = hash.digest('hex');
       if (upload.sha256 !== undefined && upload.sha256 !== sha256) throw new Retryable(`the server stored a different file (SHA-256 ${upload.sha256}, sent ${sha256})`);
+      return { upload, sha256 };
+    });
+  }
+
+  /**
+   * Uploads `file` resumably (tus 1.0 at /uploads): continues an upload this machine started
+   * before (same server, path, size and mtime) from the server's offset, else creates one. Any
+   * failure along the way is retried from the offset the server reports. Returns null when the
+   * server has no /uploads (an older Signet): the caller falls back to multipart.
+   */
+  async uploadResumable(file: string, options: { stateDir: string; onProgress: (sent: number, total: number) => void; onResume: (offset: number, total: number) => void }): Promise<{ upload: any; sha256: string } | null> {
+    const { key, size } = await fingerprint(this.base, file);
+    const tusHeaders = (extra: Record<string, string> = {}) => this.#headers({ 'tus-resumable': '1.0.0', ...extra });
+    const failed = (error: unknown, what: string) => new Retryable(`${what}: ${describe(error)}`, null, { cause: error });
+    return this.retrying('upload', async () => {
+      let location = await remembered(options.stateDir, key);
+      let offset = 0;
+      if (location !== null) {
+        const head = await send(new URL(location), 'HEAD', tusHeaders(), null).catch((error: unknown) => {
+          throw failed(error, `cannot reach ${new URL(this.base).origin}`);
+        });
+        if (head.status === 200 && Number(head.headers['upload-length']) === size) {
+          offset = Number(head.headers['upload-offset'] ?? 0);
+          if (offset > 0) options.onResume(offset, size);
+        } else if (head.status === 404 || head.status === 410 || head.status === 200) {
+          location = null; // expired, finished or another file: start over
+          await remember(options.stateDir, key, null);
+        } else {
+          interpret(head.status, head.text, { get: (h) => head.headers[h] as string | undefined });
+        }
+      }
+      if (location === null) {
+        const name = Buffer.from(path.basename(file), 'utf8').toString('base64');
+        const created = await send(new URL(`${this.base}/uploads`), 'POST', tusHeaders({ 'upload-length': String(size), 'upload-metadata': `filename ${name}` }), null).catch((error: unknown) => {
+          throw failed(error, `cannot reach ${new URL(this.base).origin}`);
+        });
+        // POST /uploads names no upload: a 404 means the server has no resumable uploads.
+        if (created.status === 404) return null;
+        if (created.status !== 201) interpret(created.status, created.text, { get: (h) => created.headers[h] as string | undefined });
+        location = new URL(String(created.headers.location), this.base).href;
+        await remember(options.stateDir, key, location);
+      }
+      const hash = await hashPrefix(file, offset);
+      const answer = await send(new URL(location), 'PATCH', tusHeaders({ 'upload-offset': String(offset), 'content-type': 'application/offset+octet-stream' }), {
+        file,
+        offset,
+        size,
+        hash,
+        onProgress: (sent) => options.onProgress(sent, size),
+      }).catch((error: unknown) => {
+        throw failed(error, 'the upload was interrupted');
+      });
+      if (answer.status === 409) throw new Retryable('the server is at another offset');
+      const upload = interpret(answer.status, answer.text, { get: (h) => answer.headers[h] as string | undefined }) as { sha256?: string; file_key?: string } | null;
+      if (!upload?.file_key) throw new Retryable(`the server did not finish the upload (HTTP ${answer.status})`);
+      await remember(options.stateDir, key, null);
+      const sha256 = hash.digest('hex');
+      if (upload.sha256 !== sha256) throw new CliError(1, 'checksum_mismatch', `the server stored a different file (SHA-256 ${upload.sha256}, local ${sha256}); upload again`);
       return { upload, sha256 };
     });
   }

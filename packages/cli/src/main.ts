@@ -10,6 +10,7 @@ import { Client } from './api.js';
 import { CliError, EXIT, UsageError } from './errors.js';
 import { formatBytes, parseDuration } from './format.js';
 import { progressReporter } from './progress.js';
+import { defaultStateDir } from './resumable.js';
 import { terminalQr } from './qr.js';
 
 const VERSION: string = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')).version;
@@ -119,8 +120,12 @@ async function upload(positionals: string[], values: Values): Promise<number> {
     },
   );
   const reporter = progressReporter(`upload ${path.basename(file)}`, size);
-  const { upload: uploaded, sha256 } = await api.upload(file, (sent) => reporter.update(sent));
+  const onProgress = (sent: number) => reporter.update(sent);
+  const resumed =
+    (await api.uploadResumable(file, { stateDir: defaultStateDir(), onProgress, onResume: (offset, total) => info(`Resuming the upload at ${formatBytes(offset)} of ${formatBytes(total)}`) })) ??
+    (await api.upload(file, onProgress));
   reporter.done();
+  const { upload: uploaded, sha256 } = resumed;
   info(`Uploaded ${uploaded.file_name} (${formatBytes(uploaded.size)}, ${uploaded.platform}${uploaded.bundle_id ? ` ${uploaded.bundle_id}` : ''}${uploaded.version ? ` ${uploaded.version}` : ''}) as ${uploaded.file_key}`);
 
   // The same file with the same options is the same request: a retried CI step gets its first task.

@@ -9,7 +9,9 @@ export interface Progress {
 
 export function progressReporter(label: string, total: number, stream: NodeJS.WriteStream = process.stderr, quiet = false): Progress {
   const started = Date.now();
-  const rate = (sent: number) => sent / Math.max(0.001, (Date.now() - started) / 1000);
+  // The rate counts this run's bytes only: a resumed upload starts at its offset.
+  let first: number | null = null;
+  const rate = (sent: number) => (sent - (first ?? sent)) / Math.max(0.001, (Date.now() - started) / 1000);
   if (quiet) return { update() {}, done() {} };
   if (stream.isTTY) {
     let lastDraw = 0;
@@ -28,6 +30,7 @@ export function progressReporter(label: string, total: number, stream: NodeJS.Wr
     let last = 0;
     return {
       update(sent) {
+        first ??= sent;
         last = sent;
         draw(sent);
       },
@@ -47,6 +50,7 @@ export function progressReporter(label: string, total: number, stream: NodeJS.Wr
   };
   return {
     update(sent) {
+      first ??= sent;
       last = sent;
       const percent = total === 0 ? 100 : (sent / total) * 100;
       if (percent >= nextPercent || Date.now() - lastLine >= 15_000) {
