@@ -2,16 +2,13 @@
 // signet-cli: upload an .ipa/.apk to Signet, sign it, and wait for its install link, from a
 // build pipeline. Configuration comes from SIGNET_URL and SIGNET_API_KEY, or --url / --api-key.
 // See errors.ts for the exit codes.
-import { readFile, stat } from 'node:fs/promises';
-import path from 'node:path';
-import { createHash } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { Client } from './api.js';
 import { CliError, EXIT, UsageError } from './errors.js';
-import { formatBytes, parseDuration } from './format.js';
-import { progressReporter } from './progress.js';
+import { parseDuration } from './format.js';
+import { checkNotes, uploadAndSign } from './flow.js';
 import { defaultStateDir } from './resumable.js';
-import { terminalQr } from './qr.js';
 
 const VERSION: string = JSON.parse(await readFile(new URL('../package.json', import.meta.url), 'utf8')).version;
 
@@ -96,7 +93,6 @@ async function upload(positionals: string[], values: Values): Promise<number> {
   only(values, ['cert-type', 'certificate', 'notes', 'notes-file', 'wait', 'timeout', 'idempotency-key']);
   const [file, ...rest] = positionals;
   if (!file || rest.length > 0) throw new UsageError('upload takes one FILE (an .ipa or .apk).');
-  if (!/\.(ipa|apk)$/i.test(file)) throw new UsageError(`${file} is not an .ipa or .apk file.`);
   const certType = values['cert-type'] ?? 'enterprise';
   if (certType !== 'enterprise' && certType !== 'super') throw new UsageError('--cert-type is enterprise or super.');
   if (values.notes !== undefined && values['notes-file'] !== undefined) throw new UsageError('Give --notes or --notes-file, not both.');
@@ -106,60 +102,32 @@ async function upload(positionals: string[], values: Values): Promise<number> {
       throw new UsageError(`cannot read --notes-file ${values['notes-file']}: ${error.code ?? error.message}`);
     });
   }
-  if (notes !== undefined && Buffer.byteLength(notes, 'utf8') > 10 * 1024) throw new UsageError('Release notes may have at most 10 KB.');
-  const timeoutMs = parseDuration(values.timeout ?? '15m', '--timeout');
+  const timeoutText = values.timeout ?? '15m';
+  const timeoutMs = parseDuration(timeoutText, '--timeout');
+  checkNotes(notes);
   const api = client(values);
-  // Readable before anything is sent, so a typo is a usage error and not an upload.
-  const size = await stat(file).then(
-    (st) => {
-      if (!st.isFile()) throw new UsageError(`${file} is not a file.`);
-      return st.size;
-    },
-    (error: NodeJS.ErrnoException) => {
-      throw new UsageError(`cannot read ${file}: ${error.code ?? error.message}`);
-    },
-  );
-  const reporter = progressReporter(`upload ${path.basename(file)}`, size);
-  const onProgress = (sent: number) => reporter.update(sent);
-  const resumed =
-    (await api.uploadResumable(file, { stateDir: defaultStateDir(), onProgress, onResume: (offset, total) => info(`Resuming the upload at ${formatBytes(offset)} of ${formatBytes(total)}`) })) ??
-    (await api.upload(file, onProgress));
-  reporter.done();
-  const { upload: uploaded, sha256 } = resumed;
-  info(`Uploaded ${uploaded.file_name} (${formatBytes(uploaded.size)}, ${uploaded.platform}${uploaded.bundle_id ? ` ${uploaded.bundle_id}` : ''}${uploaded.version ? ` ${uploaded.version}` : ''}) as ${uploaded.file_key}`);
-
-  // The same file with the same options is the same request: a retried CI step gets its first task.
-  const idempotencyKey =
-    values['idempotency-key'] ??
-    `signet-cli-${createHash('sha256').update(JSON.stringify({ sha256, cert_type: certType, certificate: values.certificate ?? null, notes: notes ?? null })).digest('hex')}`;
-  const created = await api.request('POST', '/tasks/create', {
-    json: { file_key: uploaded.file_key, cert_type: certType, ...(values.certificate ? { certificate_id: values.certificate } : {}), ...(notes !== undefined ? { notes } : {}) },
-    headers: { 'idempotency-key': idempotencyKey },
+  const result = await uploadAndSign(api, {
+    file,
+    certType,
+    certificate: values.certificate,
+    notes,
+    wait: values.wait === true,
+    timeoutMs,
+    timeoutText,
+    idempotencyKey: values['idempotency-key'],
+    stateDir: defaultStateDir(),
+    info,
   });
-  info(`Task ${created.task_id} created (${created.status})`);
+  if (values.json) out(JSON.stringify(result, null, 2));
   if (!values.wait) {
-    if (values.json) out(JSON.stringify({ upload: uploaded, task: created }, null, 2));
-    else out(created.task_id);
+    if (!values.json) out(result.task.task_id);
     return EXIT.ok;
   }
-
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new CliError(EXIT.unavailable, 'wait_timeout', `Task ${created.task_id} did not finish within ${values.timeout ?? '15m'}; see it with: signet-cli tasks get ${created.task_id}`)), timeoutMs);
-  let task: any;
-  try {
-    task = await api.follow(created.task_id, (s) => info(`Task ${created.task_id}: ${s.status}${s.attempts > 1 ? ` (attempt ${s.attempts})` : ''}`), controller.signal);
-  } catch (error) {
-    if (controller.signal.aborted) throw controller.signal.reason;
-    throw error;
-  } finally {
-    clearTimeout(timer);
-  }
-  if (values.json) out(JSON.stringify({ upload: uploaded, task }, null, 2));
-  return report(task, !values.json);
+  return report(result.task, !values.json);
 }
 
 /** Prints a finished task; returns its exit code. */
-function report(task: any, human: boolean): number {
+async function report(task: any, human: boolean): Promise<number> {
   if (task.status !== 'succeeded') {
     const code = task.error?.code ?? task.status;
     info(`Task ${task.task_id} ${task.status}: ${code}${task.error?.message ? `: ${task.error.message}` : ''}`);
@@ -176,6 +144,8 @@ function report(task: any, human: boolean): number {
   if (links.app_url) out(`App page:     ${links.app_url}`);
   out(`${links.itms_services_url ? 'itms-services' : 'Download'}: ${links.itms_services_url ?? links.download_url}`);
   out();
+  // Loaded here only: the GitHub Action (action.ts) runs without node_modules and never draws one.
+  const { terminalQr } = await import('./qr.js');
   out(terminalQr(links.install_url));
   return EXIT.ok;
 }
