@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { DistributionService } from '../distribution/service.ts';
 import type { EnrollmentService } from '../super-signature/enrollment.ts';
@@ -16,13 +17,13 @@ import type { TaskService } from '../services/tasks.ts';
 import type { UploadService } from '../services/uploads.ts';
 import type { Metrics } from '../services/metrics.ts';
 import { InFlight } from './in-flight.ts';
-import { SWAGGER_OPTIONS } from './openapi.ts';
+import { DOCS_PREFIX, finishOpenApi, SWAGGER_OPTIONS } from './openapi.ts';
 import { consoleRoutes } from './console-static.ts';
 import { installAuth, type Authenticate } from './plugins/auth.ts';
 import { installRateLimits, PasswordThrottle, type RateLimitSettings } from './limits.ts';
 import { installConnectionGuard, type ConnectionLimits } from './plugins/connection-guard.ts';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './plugins/errors.ts';
-import { installSecurityHeaders } from './plugins/security-headers.ts';
+import { contentSecurityPolicy, installSecurityHeaders } from './plugins/security-headers.ts';
 import { installStrictValidation } from './plugins/strict-validation.ts';
 import { accountRoutes, type AccountRouteDeps } from './routes/account.ts';
 import { appRoutes } from './routes/apps.ts';
@@ -181,8 +182,28 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   await installRateLimits(app, rateLimits, refused);
   await app.register(multipart, { throwFileSizeLimit: false });
   await app.register(swagger, SWAGGER_OPTIONS as never);
+  // /docs: swagger-ui (maintained, served from its own files, no CDN) showing the same document
+  // as /v1/openapi.json. Public, under the pages' strict CSP (its scripts are files of 'self').
+  app.addHook('onRoute', (route) => {
+    if (route.url === DOCS_PREFIX || route.url.startsWith(`${DOCS_PREFIX}/`)) route.config = { ...route.config, public: true };
+  });
+  await app.register(swaggerUi, {
+    routePrefix: DOCS_PREFIX,
+    staticCSP: contentSecurityPolicy(),
+    uiConfig: { deepLinking: true, docExpansion: 'list', defaultModelsExpandDepth: 0, displayRequestDuration: true },
+    theme: { title: 'Signet API reference' },
+    transformSpecification: (spec: Record<string, unknown>) => finishOpenApi(spec, deps.baseUrl, auth),
+  });
 
-  opsRoutes(app, { ready: deps.ready, baseUrl: deps.baseUrl, isClosing: () => closing, auth });
+  // baseUrl is read when the document is first asked for: the listener's port is known by then.
+  opsRoutes(app, {
+    ready: deps.ready,
+    get baseUrl() {
+      return deps.baseUrl;
+    },
+    isClosing: () => closing,
+    auth,
+  });
   if (deps.console) {
     sessionRoutes(app, { ...deps.console, secureCookies });
     accountRoutes(app, deps.console);

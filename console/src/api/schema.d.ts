@@ -23,7 +23,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -62,7 +62,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -98,7 +98,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -132,7 +132,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -147,7 +147,10 @@ export interface paths {
                                  * @description ISO 8601 UTC timestamp.
                                  */
                                 created_at: string;
-                                /** @description How this request authenticated. */
+                                /**
+                                 * @description How this request authenticated.
+                                 * @enum {string}
+                                 */
                                 credential: "api_key" | "session";
                                 /** @description `acc_…` */
                                 id: string;
@@ -247,7 +250,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -372,7 +375,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -513,7 +516,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -660,7 +663,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -800,7 +803,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -845,6 +848,7 @@ export interface paths {
                                         version: string | null;
                                     } | null;
                                     name: string | null;
+                                    /** @enum {string} */
                                     platform: "ios" | "android";
                                     /** @description QR code of the permanent link (SVG). */
                                     qr_code_url: string | null;
@@ -952,7 +956,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1002,6 +1006,7 @@ export interface paths {
                                     version: string | null;
                                 } | null;
                                 name: string | null;
+                                /** @enum {string} */
                                 platform: "ios" | "android";
                                 /** @description QR code of the permanent link (SVG). */
                                 qr_code_url: string | null;
@@ -1106,9 +1111,13 @@ export interface paths {
                                     max_attempts: number;
                                     /** @description Release notes (plain text or Markdown) shown on the install page and in the history. */
                                     notes: string | null;
+                                    /** @enum {string} */
                                     platform: "ios" | "android";
                                     started_at: string | null;
-                                    /** @description `pending → processing → succeeded | failed | canceled`. */
+                                    /**
+                                     * @description `pending → processing → succeeded | failed | canceled`.
+                                     * @enum {string}
+                                     */
                                     status: "pending" | "processing" | "succeeded" | "failed" | "canceled";
                                     /** @description `tsk_…` */
                                     task_id: string;
@@ -1142,7 +1151,10 @@ export interface paths {
                                         duration_ms: number;
                                         error: string | null;
                                         event: string;
-                                        /** @description `refused`: the destination is a private, loopback or metadata address that SIGNET_OUTBOUND_ALLOW does not admit; nothing was sent. */
+                                        /**
+                                         * @description `refused`: the destination is a private, loopback or metadata address that SIGNET_OUTBOUND_ALLOW does not admit; nothing was sent.
+                                         * @enum {string}
+                                         */
                                         outcome: "delivered" | "failed" | "refused";
                                         status_code: number | null;
                                     }[];
@@ -1177,6 +1189,7 @@ export interface paths {
                                     name: string | null;
                                     /** @description Release notes sent with the upload (plain text or Markdown); a task created from it without notes of its own takes them. */
                                     notes: string | null;
+                                    /** @enum {string} */
                                     platform: "ios" | "android";
                                     /** @description Lowercase hex SHA-256 of the file. */
                                     sha256: string;
@@ -1307,11 +1320,13 @@ export interface paths {
                          * @description The .ipa or .apk (at most 2 GiB).
                          */
                         file: string;
+                        /** @description Release notes, plain text or Markdown, at most 10 KB (`release_notes` and `changelog` are accepted as other names). */
+                        notes?: string;
                     };
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1344,6 +1359,7 @@ export interface paths {
                                 name: string | null;
                                 /** @description Release notes sent with the upload (plain text or Markdown); a task created from it without notes of its own takes them. */
                                 notes: string | null;
+                                /** @enum {string} */
                                 platform: "ios" | "android";
                                 /** @description Lowercase hex SHA-256 of the file. */
                                 sha256: string;
@@ -1530,7 +1546,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1683,7 +1699,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1801,7 +1817,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1816,7 +1832,10 @@ export interface paths {
                                     /** @description `acc_…` */
                                     id: string;
                                     name: string;
-                                    /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                    /**
+                                     * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                     * @enum {string}
+                                     */
                                     role: "owner" | "admin" | "developer" | "viewer";
                                 } | null;
                                 /** @description Every account the user is a member of. */
@@ -1824,7 +1843,10 @@ export interface paths {
                                     /** @description `acc_…` */
                                     id: string;
                                     name: string;
-                                    /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                    /**
+                                     * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                     * @enum {string}
+                                     */
                                     role: "owner" | "admin" | "developer" | "viewer";
                                 }[];
                                 /** @description Send it as `X-CSRF-Token` on every request that changes something. */
@@ -1939,7 +1961,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -2065,7 +2087,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -2188,7 +2210,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -2210,6 +2232,7 @@ export interface paths {
                                     fingerprint: string;
                                     /** @description `crt_…` */
                                     id: string;
+                                    /** @enum {string} */
                                     kind: "ios_enterprise" | "android";
                                     /** @description Install links signed with it that can still be used (enabled, unexpired, quota left). */
                                     live_links: number;
@@ -2364,7 +2387,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -2385,6 +2408,7 @@ export interface paths {
                                 fingerprint: string;
                                 /** @description `crt_…` */
                                 id: string;
+                                /** @enum {string} */
                                 kind: "ios_enterprise" | "android";
                                 /** @description Install links signed with it that can still be used (enabled, unexpired, quota left). */
                                 live_links: number;
@@ -2562,7 +2586,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -2583,6 +2607,7 @@ export interface paths {
                                 fingerprint: string;
                                 /** @description `crt_…` */
                                 id: string;
+                                /** @enum {string} */
                                 kind: "ios_enterprise" | "android";
                                 /** @description Install links signed with it that can still be used (enabled, unexpired, quota left). */
                                 live_links: number;
@@ -2726,7 +2751,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -2866,7 +2891,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3000,7 +3025,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3178,7 +3203,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3316,7 +3341,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3464,7 +3489,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3486,7 +3511,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3523,7 +3548,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3560,7 +3585,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3599,7 +3624,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3635,7 +3660,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3671,7 +3696,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3707,7 +3732,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3748,7 +3773,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3785,7 +3810,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3819,7 +3844,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3849,7 +3874,10 @@ export interface paths {
                                      * @description ISO 8601 UTC timestamp.
                                      */
                                     created_at: string;
-                                    /** @description `ok`, or why the account cannot take new devices: the API key was rejected, agreements must be accepted, the certificate expired or was revoked, or Apple was unreachable at the last check. */
+                                    /**
+                                     * @description `ok`, or why the account cannot take new devices: the API key was rejected, agreements must be accepted, the certificate expired or was revoked, or Apple was unreachable at the last check.
+                                     * @enum {string}
+                                     */
                                     health: "ok" | "key_rejected" | "agreement_required" | "certificate_expired" | "certificate_revoked" | "unreachable";
                                     /** @description Apple's explanation when health is not ok. */
                                     health_detail: string | null;
@@ -3965,7 +3993,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3994,7 +4022,10 @@ export interface paths {
                                  * @description ISO 8601 UTC timestamp.
                                  */
                                 created_at: string;
-                                /** @description `ok`, or why the account cannot take new devices: the API key was rejected, agreements must be accepted, the certificate expired or was revoked, or Apple was unreachable at the last check. */
+                                /**
+                                 * @description `ok`, or why the account cannot take new devices: the API key was rejected, agreements must be accepted, the certificate expired or was revoked, or Apple was unreachable at the last check.
+                                 * @enum {string}
+                                 */
                                 health: "ok" | "key_rejected" | "agreement_required" | "certificate_expired" | "certificate_revoked" | "unreachable";
                                 /** @description Apple's explanation when health is not ok. */
                                 health_detail: string | null;
@@ -4196,7 +4227,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -4225,7 +4256,10 @@ export interface paths {
                                  * @description ISO 8601 UTC timestamp.
                                  */
                                 created_at: string;
-                                /** @description `ok`, or why the account cannot take new devices: the API key was rejected, agreements must be accepted, the certificate expired or was revoked, or Apple was unreachable at the last check. */
+                                /**
+                                 * @description `ok`, or why the account cannot take new devices: the API key was rejected, agreements must be accepted, the certificate expired or was revoked, or Apple was unreachable at the last check.
+                                 * @enum {string}
+                                 */
                                 health: "ok" | "key_rejected" | "agreement_required" | "certificate_expired" | "certificate_revoked" | "unreachable";
                                 /** @description Apple's explanation when health is not ok. */
                                 health_detail: string | null;
@@ -4360,7 +4394,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -4489,7 +4523,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -4518,7 +4552,10 @@ export interface paths {
                                  * @description ISO 8601 UTC timestamp.
                                  */
                                 created_at: string;
-                                /** @description `ok`, or why the account cannot take new devices: the API key was rejected, agreements must be accepted, the certificate expired or was revoked, or Apple was unreachable at the last check. */
+                                /**
+                                 * @description `ok`, or why the account cannot take new devices: the API key was rejected, agreements must be accepted, the certificate expired or was revoked, or Apple was unreachable at the last check.
+                                 * @enum {string}
+                                 */
                                 health: "ok" | "key_rejected" | "agreement_required" | "certificate_expired" | "certificate_revoked" | "unreachable";
                                 /** @description Apple's explanation when health is not ok. */
                                 health_detail: string | null;
@@ -4694,7 +4731,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -4746,6 +4783,7 @@ export interface paths {
                                     /** @description Download quota; null: unlimited. */
                                     max_downloads: number | null;
                                     password_protected: boolean;
+                                    /** @enum {string} */
                                     platform: "ios" | "android";
                                     /** @description QR code of the install page (SVG; `.png` also exists). */
                                     qr_code_url: string;
@@ -4866,7 +4904,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -4917,6 +4955,7 @@ export interface paths {
                                 /** @description Download quota; null: unlimited. */
                                 max_downloads: number | null;
                                 password_protected: boolean;
+                                /** @enum {string} */
                                 platform: "ios" | "android";
                                 /** @description QR code of the install page (SVG; `.png` also exists). */
                                 qr_code_url: string;
@@ -5057,7 +5096,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -5108,6 +5147,7 @@ export interface paths {
                                 /** @description Download quota; null: unlimited. */
                                 max_downloads: number | null;
                                 password_protected: boolean;
+                                /** @enum {string} */
                                 platform: "ios" | "android";
                                 /** @description QR code of the install page (SVG; `.png` also exists). */
                                 qr_code_url: string;
@@ -5216,40 +5256,6 @@ export interface paths {
         };
         trace?: never;
     };
-    "/docs": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** API reference (HTML) */
-        get: {
-            parameters: {
-                query?: never;
-                header?: never;
-                path?: never;
-                cookie?: never;
-            };
-            requestBody?: never;
-            responses: {
-                /** @description Default Response */
-                200: {
-                    headers: {
-                        [name: string]: unknown;
-                    };
-                    content?: never;
-                };
-            };
-        };
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/healthz": {
         parameters: {
             query?: never;
@@ -5267,7 +5273,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -5338,7 +5344,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -5362,7 +5368,10 @@ export interface paths {
                                     expires_at: string;
                                     /** @description `inv_…` */
                                     id: string;
-                                    /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                    /**
+                                     * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                     * @enum {string}
+                                     */
                                     role: "owner" | "admin" | "developer" | "viewer";
                                 }[];
                             };
@@ -5467,13 +5476,16 @@ export interface paths {
                 content: {
                     "application/json": {
                         email: string;
-                        /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                        /**
+                         * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                         * @enum {string}
+                         */
                         role: "owner" | "admin" | "developer" | "viewer";
                     };
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -5496,7 +5508,10 @@ export interface paths {
                                 expires_at: string;
                                 /** @description `inv_…` */
                                 id: string;
-                                /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                /**
+                                 * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                 * @enum {string}
+                                 */
                                 role: "owner" | "admin" | "developer" | "viewer";
                                 /** @description The invitation link, shown only now: hand it to the invitee. */
                                 url: string;
@@ -5635,7 +5650,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -5788,7 +5803,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -5803,7 +5818,10 @@ export interface paths {
                                     /** @description `acc_…` */
                                     id: string;
                                     name: string;
-                                    /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                    /**
+                                     * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                     * @enum {string}
+                                     */
                                     role: "owner" | "admin" | "developer" | "viewer";
                                 } | null;
                                 /** @description Every account the user is a member of. */
@@ -5811,7 +5829,10 @@ export interface paths {
                                     /** @description `acc_…` */
                                     id: string;
                                     name: string;
-                                    /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                    /**
+                                     * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                     * @enum {string}
+                                     */
                                     role: "owner" | "admin" | "developer" | "viewer";
                                 }[];
                                 /** @description Send it as `X-CSRF-Token` on every request that changes something. */
@@ -5942,7 +5963,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -5959,7 +5980,10 @@ export interface paths {
                                  * @description ISO 8601 UTC timestamp.
                                  */
                                 expires_at: string;
-                                /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                /**
+                                 * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                 * @enum {string}
+                                 */
                                 role: "owner" | "admin" | "developer" | "viewer";
                                 /** @description Accepting asks for the existing password instead of a new one. */
                                 user_exists: boolean;
@@ -6042,7 +6066,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -6060,7 +6084,10 @@ export interface paths {
                                      */
                                     joined_at: string;
                                     name: string | null;
-                                    /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                    /**
+                                     * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                     * @enum {string}
+                                     */
                                     role: "owner" | "admin" | "developer" | "viewer";
                                     /** @description `usr_…` */
                                     user_id: string;
@@ -6166,7 +6193,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -6320,13 +6347,16 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                        /**
+                         * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                         * @enum {string}
+                         */
                         role: "owner" | "admin" | "developer" | "viewer";
                     };
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -6343,7 +6373,10 @@ export interface paths {
                                  */
                                 joined_at: string;
                                 name: string | null;
-                                /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                /**
+                                 * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                 * @enum {string}
+                                 */
                                 role: "owner" | "admin" | "developer" | "viewer";
                                 /** @description `usr_…` */
                                 user_id: string;
@@ -6496,7 +6529,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -6638,7 +6671,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -6672,7 +6705,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -6762,7 +6795,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -6777,7 +6810,10 @@ export interface paths {
                                     /** @description `acc_…` */
                                     id: string;
                                     name: string;
-                                    /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                    /**
+                                     * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                     * @enum {string}
+                                     */
                                     role: "owner" | "admin" | "developer" | "viewer";
                                 } | null;
                                 /** @description Every account the user is a member of. */
@@ -6785,7 +6821,10 @@ export interface paths {
                                     /** @description `acc_…` */
                                     id: string;
                                     name: string;
-                                    /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                    /**
+                                     * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                     * @enum {string}
+                                     */
                                     role: "owner" | "admin" | "developer" | "viewer";
                                 }[];
                                 /** @description Send it as `X-CSRF-Token` on every request that changes something. */
@@ -6910,7 +6949,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -6925,7 +6964,10 @@ export interface paths {
                                     /** @description `acc_…` */
                                     id: string;
                                     name: string;
-                                    /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                    /**
+                                     * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                     * @enum {string}
+                                     */
                                     role: "owner" | "admin" | "developer" | "viewer";
                                 } | null;
                                 /** @description Every account the user is a member of. */
@@ -6933,7 +6975,10 @@ export interface paths {
                                     /** @description `acc_…` */
                                     id: string;
                                     name: string;
-                                    /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                    /**
+                                     * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                     * @enum {string}
+                                     */
                                     role: "owner" | "admin" | "developer" | "viewer";
                                 }[];
                                 /** @description Send it as `X-CSRF-Token` on every request that changes something. */
@@ -7084,7 +7129,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -7163,7 +7208,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -7178,7 +7223,10 @@ export interface paths {
                                     /** @description `acc_…` */
                                     id: string;
                                     name: string;
-                                    /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                    /**
+                                     * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                     * @enum {string}
+                                     */
                                     role: "owner" | "admin" | "developer" | "viewer";
                                 } | null;
                                 /** @description Every account the user is a member of. */
@@ -7186,7 +7234,10 @@ export interface paths {
                                     /** @description `acc_…` */
                                     id: string;
                                     name: string;
-                                    /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                    /**
+                                     * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                     * @enum {string}
+                                     */
                                     role: "owner" | "admin" | "developer" | "viewer";
                                 }[];
                                 /** @description Send it as `X-CSRF-Token` on every request that changes something. */
@@ -7321,7 +7372,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -7412,9 +7463,13 @@ export interface paths {
                                     max_attempts: number;
                                     /** @description Release notes (plain text or Markdown) shown on the install page and in the history. */
                                     notes: string | null;
+                                    /** @enum {string} */
                                     platform: "ios" | "android";
                                     started_at: string | null;
-                                    /** @description `pending → processing → succeeded | failed | canceled`. */
+                                    /**
+                                     * @description `pending → processing → succeeded | failed | canceled`.
+                                     * @enum {string}
+                                     */
                                     status: "pending" | "processing" | "succeeded" | "failed" | "canceled";
                                     /** @description `tsk_…` */
                                     task_id: string;
@@ -7448,7 +7503,10 @@ export interface paths {
                                         duration_ms: number;
                                         error: string | null;
                                         event: string;
-                                        /** @description `refused`: the destination is a private, loopback or metadata address that SIGNET_OUTBOUND_ALLOW does not admit; nothing was sent. */
+                                        /**
+                                         * @description `refused`: the destination is a private, loopback or metadata address that SIGNET_OUTBOUND_ALLOW does not admit; nothing was sent.
+                                         * @enum {string}
+                                         */
                                         outcome: "delivered" | "failed" | "refused";
                                         status_code: number | null;
                                     }[];
@@ -7553,7 +7611,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -7643,9 +7701,13 @@ export interface paths {
                                 max_attempts: number;
                                 /** @description Release notes (plain text or Markdown) shown on the install page and in the history. */
                                 notes: string | null;
+                                /** @enum {string} */
                                 platform: "ios" | "android";
                                 started_at: string | null;
-                                /** @description `pending → processing → succeeded | failed | canceled`. */
+                                /**
+                                 * @description `pending → processing → succeeded | failed | canceled`.
+                                 * @enum {string}
+                                 */
                                 status: "pending" | "processing" | "succeeded" | "failed" | "canceled";
                                 /** @description `tsk_…` */
                                 task_id: string;
@@ -7679,7 +7741,10 @@ export interface paths {
                                     duration_ms: number;
                                     error: string | null;
                                     event: string;
-                                    /** @description `refused`: the destination is a private, loopback or metadata address that SIGNET_OUTBOUND_ALLOW does not admit; nothing was sent. */
+                                    /**
+                                     * @description `refused`: the destination is a private, loopback or metadata address that SIGNET_OUTBOUND_ALLOW does not admit; nothing was sent.
+                                     * @enum {string}
+                                     */
                                     outcome: "delivered" | "failed" | "refused";
                                     status_code: number | null;
                                 }[];
@@ -7958,7 +8023,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -8048,9 +8113,13 @@ export interface paths {
                                 max_attempts: number;
                                 /** @description Release notes (plain text or Markdown) shown on the install page and in the history. */
                                 notes: string | null;
+                                /** @enum {string} */
                                 platform: "ios" | "android";
                                 started_at: string | null;
-                                /** @description `pending → processing → succeeded | failed | canceled`. */
+                                /**
+                                 * @description `pending → processing → succeeded | failed | canceled`.
+                                 * @enum {string}
+                                 */
                                 status: "pending" | "processing" | "succeeded" | "failed" | "canceled";
                                 /** @description `tsk_…` */
                                 task_id: string;
@@ -8084,7 +8153,10 @@ export interface paths {
                                     duration_ms: number;
                                     error: string | null;
                                     event: string;
-                                    /** @description `refused`: the destination is a private, loopback or metadata address that SIGNET_OUTBOUND_ALLOW does not admit; nothing was sent. */
+                                    /**
+                                     * @description `refused`: the destination is a private, loopback or metadata address that SIGNET_OUTBOUND_ALLOW does not admit; nothing was sent.
+                                     * @enum {string}
+                                     */
                                     outcome: "delivered" | "failed" | "refused";
                                     status_code: number | null;
                                 }[];
@@ -8219,7 +8291,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -8270,6 +8342,7 @@ export interface paths {
                                 /** @description Download quota; null: unlimited. */
                                 max_downloads: number | null;
                                 password_protected: boolean;
+                                /** @enum {string} */
                                 platform: "ios" | "android";
                                 /** @description QR code of the install page (SVG; `.png` also exists). */
                                 qr_code_url: string;
@@ -8549,7 +8622,10 @@ export interface paths {
                     "application/json": {
                         /** @description Receives `task.succeeded` / `task.failed`. */
                         callback_url?: string;
-                        /** @description `enterprise`: in-house distribution certificate (iOS) or the Android keystore; `super`: iOS ad-hoc signing with device registration. */
+                        /**
+                         * @description `enterprise`: in-house distribution certificate (iOS) or the Android keystore; `super`: iOS ad-hoc signing with device registration.
+                         * @enum {string}
+                         */
                         cert_type: "enterprise" | "super";
                         /** @description Default: the account's newest certificate of the right kind. */
                         certificate_id?: string;
@@ -8569,7 +8645,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -8579,7 +8655,10 @@ export interface paths {
                             /** @enum {number} */
                             code: 200;
                             data: {
-                                /** @description `pending → processing → succeeded | failed | canceled`. */
+                                /**
+                                 * @description `pending → processing → succeeded | failed | canceled`.
+                                 * @enum {string}
+                                 */
                                 status: "pending" | "processing" | "succeeded" | "failed" | "canceled";
                                 task_id: string;
                             };
@@ -8769,7 +8848,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -8897,7 +8976,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -9032,7 +9111,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
