@@ -59,6 +59,8 @@ export interface HttpDeps {
   maxUploadBytes: number;
   /** Where resumable (tus) uploads collect their bytes; absent: no /v1/uploads routes. */
   resumable?: ResumableStore;
+  /** How often expired resumable uploads are removed (default hourly). */
+  resumableSweepMs?: number;
   /** Per API key or console session (SIGNET_RATE_LIMIT). */
   rateLimit: RateLimitSettings['perKey'];
   /** Per client address on public routes, and failed install-link passwords (defaults: 120/min, 10/min). */
@@ -211,7 +213,14 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   }
   uploadRoutes(app, { uploads: deps.uploads, maxUploadBytes: deps.maxUploadBytes, inFlight });
   if (deps.resumable) {
-    resumableUploadRoutes(app, { uploads: deps.uploads, store: deps.resumable, maxUploadBytes: deps.maxUploadBytes, inFlight, log: (error, message) => app.log.error({ err: error }, message) });
+    resumableUploadRoutes(app, {
+      uploads: deps.uploads,
+      store: deps.resumable,
+      maxUploadBytes: deps.maxUploadBytes,
+      inFlight,
+      ...(deps.resumableSweepMs ? { sweepIntervalMs: deps.resumableSweepMs } : {}),
+      log: (error, message) => app.log.error({ err: error }, message),
+    });
   }
   taskRoutes(app, deps.tasks, inFlight);
   certificateRoutes(app, deps.certificates);

@@ -59,6 +59,8 @@ export interface ServiceOverrides {
   consoleDir?: string | null;
   /** Super signature engines and App Store Connect client tuning (tests). */
   superSignature?: { deviceSigner?: DeviceBuildSigner; ascOptions?: { baseDelayMs?: number; maxRetries?: number } };
+  /** Resumable uploads: how long an unfinished one lives and how often expired ones are swept (tests). */
+  resumable?: { expirationMs?: number; sweepIntervalMs?: number };
 }
 
 export interface RunningService {
@@ -240,7 +242,8 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       },
       maxUploadBytes: config.maxUploadBytes,
       // Unfinished resumable uploads live as long as a file_key would.
-      resumable: await openResumableStore(config, config.fileKeyTtlSeconds * 1000),
+      resumable: await openResumableStore(config, overrides.resumable?.expirationMs ?? config.fileKeyTtlSeconds * 1000),
+      ...(overrides.resumable?.sweepIntervalMs ? { resumableSweepMs: overrides.resumable.sweepIntervalMs } : {}),
       rateLimit: config.rateLimit,
       publicRateLimit: config.publicRateLimit,
       passwordAttempts: config.passwordAttempts,

@@ -15,7 +15,8 @@ let api: Api;
 let otherKey: string;
 
 before(async () => {
-  server = await startTestServer({ name: 'resumable', overrides: { signers: [] } });
+  // Unfinished uploads expire after 4 s here (SIGNET_FILE_KEY_TTL in production), swept every 200 ms.
+  server = await startTestServer({ name: 'resumable', overrides: { signers: [], resumable: { expirationMs: 4000, sweepIntervalMs: 200 } } });
   api = new Api(server.url, server.key);
   otherKey = (await new ApiKeyService(server.service.db.repos).create('other-account', 'test')).key;
 });
@@ -109,5 +110,21 @@ describe('tus 1.0 at /v1/uploads', () => {
     await patch(location, 0, Buffer.alloc(40));
     assert.equal((await tus('DELETE', location)).status, 204);
     assert.equal((await tus('HEAD', location)).status, 404);
+  });
+
+  it('removes an abandoned upload once it expired', async () => {
+    const created = await create(1000, { filename: 'abandoned.apk' });
+    const expires = Date.parse(created.headers.get('upload-expires') ?? '');
+    assert.ok(expires > Date.now() && expires < Date.now() + 8000, `Upload-Expires ${created.headers.get('upload-expires')}`);
+    const location = created.headers.get('location')!;
+    await patch(location, 0, Buffer.alloc(300));
+    const id = location.split('/').pop()!;
+    const dir = path.join(server.dataDir, 'uploads-resumable');
+    assert.ok(readdirSync(dir).some((name) => name.startsWith(id)), 'held while fresh');
+    const deadline = Date.now() + 20_000;
+    while (readdirSync(dir).some((name) => name.startsWith(id)) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.deepEqual(readdirSync(dir).filter((name) => name.startsWith(id)), [], 'its data and metadata are gone');
+    const head = await tus('HEAD', location);
+    assert.ok(head.status === 404 || head.status === 410, `HEAD after expiry: ${head.status}`);
   });
 });
