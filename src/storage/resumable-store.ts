@@ -19,6 +19,9 @@ export async function openResumableStore(config: Pick<Config, 'storage' | 'dataD
       // 8 MiB parts: S3's minimum is 5 MiB; a 2 GiB upload stays far below its 10,000 parts.
       partSize: 8 * 1024 * 1024,
       expirationPeriodInMilliseconds: expirationMs,
+      // No object tagging: several S3-compatible servers (R2, s3rver) do not implement it, and the
+      // expiry sweep works from the upload records, not from tags.
+      useTags: false,
       s3ClientConfig: {
         bucket: config.s3.bucket,
         region: config.s3.region,
