@@ -100,7 +100,9 @@ const bare = await start(['bench/bare-upload-server.ts', path.join(work, 'bare')
 
 const apk = streamedApk(SIZE, { packageName: 'com.bench.upload' });
 type Target = 'bare' | 'multipart' | 'tus';
-const TARGETS: readonly Target[] = ['bare', 'multipart', 'tus'];
+// `--only=tus` (or multipart, bare) runs one path, e.g. to see its own peak RSS.
+const only = process.argv.find((a) => a.startsWith('--only='))?.slice('--only='.length);
+const TARGETS: readonly Target[] = (['bare', 'multipart', 'tus'] as const).filter((t) => only === undefined || t === only);
 const results: Record<Target, number[]> = { bare: [], multipart: [], tus: [] };
 const cpu: Record<Target, number[]> = { bare: [], multipart: [], tus: [] };
 try {

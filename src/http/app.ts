@@ -57,8 +57,8 @@ export interface HttpDeps {
   /** Public base URL (no trailing slash), for links and the OpenAPI servers. */
   baseUrl: string;
   maxUploadBytes: number;
-  /** Where resumable (tus) uploads collect their bytes; absent: no /v1/uploads routes. */
-  resumable?: ResumableStore;
+  /** Opens where resumable (tus) uploads collect their bytes (on first use); absent: no /v1/uploads routes. */
+  resumable?: () => Promise<ResumableStore>;
   /** How often expired resumable uploads are removed (default hourly). */
   resumableSweepMs?: number;
   /** Per API key or console session (SIGNET_RATE_LIMIT). */

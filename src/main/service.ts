@@ -242,7 +242,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       },
       maxUploadBytes: config.maxUploadBytes,
       // Unfinished resumable uploads live as long as a file_key would.
-      resumable: await openResumableStore(config, overrides.resumable?.expirationMs ?? config.fileKeyTtlSeconds * 1000),
+      resumable: () => openResumableStore(config, overrides.resumable?.expirationMs ?? config.fileKeyTtlSeconds * 1000),
       ...(overrides.resumable?.sweepIntervalMs ? { resumableSweepMs: overrides.resumable.sweepIntervalMs } : {}),
       rateLimit: config.rateLimit,
       publicRateLimit: config.publicRateLimit,

@@ -9,7 +9,7 @@
 // Metadata: `filename` (required, .ipa or .apk) and optionally `notes` (release notes).
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
-import { Server, type ServerOptions } from '@tus/server';
+import type { Server, ServerOptions } from '@tus/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
 import { ERROR_CATALOGUE, errorCodeOf, type ErrorCode } from '../../errors.ts';
@@ -25,7 +25,8 @@ import { Upload } from '../schemas/resources.ts';
 
 export interface ResumableUploadDeps {
   uploads: UploadService;
-  store: ResumableStore;
+  /** Opens the store on first use (with @tus/server, ~20 MB of code a multipart-only deployment never loads). */
+  store: () => Promise<ResumableStore>;
   maxUploadBytes: number;
   inFlight: InFlight;
   /** How often unfinished, expired uploads are removed (default hourly). */
@@ -60,66 +61,79 @@ export function resumableUploadRoutes(app: FastifyInstance, deps: ResumableUploa
   };
   const ownerPrefix = (principal: Principal) => `${principal.accountId}.`;
 
-  const tus = new Server({
-    path: '/v1/uploads',
-    datastore: deps.store.datastore,
-    maxSize: deps.maxUploadBytes,
-    // Location headers relative to the host the client used (behind a proxy too).
-    respectForwardedHeaders: false,
-    namingFunction: (req) => `${ownerPrefix(principalOfTus(req))}${randomBytes(18).toString('base64url')}`,
-    onIncomingRequest: async (req, id) => {
-      if (!id.startsWith(ownerPrefix(principalOfTus(req)))) throw tusError('not_found', 'No such upload.');
-    },
-    onUploadCreate: async (req, upload) => {
-      const principal = principalOfTus(req);
-      const filename = upload.metadata?.filename;
-      if (!filename) throw tusError('invalid_request', 'Upload-Metadata must name the file: filename <base64 of "app.ipa">.');
-      if (!/\.(ipa|apk)$/i.test(filename)) throw tusError('unsupported_file_type', `Only .ipa and .apk files are accepted, got "${filename.slice(0, 200)}".`);
-      if (upload.size === undefined) throw tusError('invalid_request', 'Declare the size with Upload-Length (Upload-Defer-Length is not supported).');
-      try {
-        if (upload.metadata?.notes) normalizeNotes(upload.metadata.notes);
-        await deps.uploads.admit(principal, upload.size);
-      } catch (error) {
-        const code = errorCodeOf(error);
-        if (code) throw tusError(code, (error as Error).message);
-        throw error;
-      }
-      return {};
-    },
-    onUploadFinish: async (req, upload) => {
-      const principal = principalOfTus(req);
-      const controller = deps.inFlight.begin();
-      try {
-        const view = await deps.uploads.receive(principal, {
-          fileName: upload.metadata?.filename ?? 'upload',
-          stream: await deps.store.read(upload.id),
-          signal: controller.signal,
-          notes: upload.metadata?.notes ? normalizeNotes(upload.metadata.notes) : null,
-        });
-        return { status_code: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify({ code: 200, data: view }) };
-      } catch (error) {
-        const code = errorCodeOf(error);
-        if (!code) deps.log(error, 'a finished resumable upload could not be received');
-        throw code ? tusError(code, (error as Error).message) : tusError('service_unavailable', 'The upload could not be stored; upload it again.', 503);
-      } finally {
-        deps.inFlight.end(controller);
-        // Received (now a file_key) or refused: either way the tus copy has served its purpose.
-        await deps.store.datastore.remove(upload.id).catch((error: unknown) => deps.log(error, 'removing a finished resumable upload failed'));
-      }
-    },
-    onResponseError: (_req, error) => {
-      if ('status_code' in error) {
-        // Ours already carry the envelope; @tus/server's own get one.
-        if (error.body.startsWith('{')) return error;
-        return tusError(codeForTusStatus(error.status_code), error.body.trim() || undefined, error.status_code);
-      }
-      deps.log(error, 'resumable upload failed');
-      return tusError('service_unavailable', 'The upload could not be stored; try again.', 503);
-    },
-  });
+  const createServer = async (): Promise<Server> => {
+    const store = await deps.store();
+    const { Server } = await import('@tus/server');
+    return new Server({
+      path: '/v1/uploads',
+      datastore: store.datastore,
+      maxSize: deps.maxUploadBytes,
+      // Location headers relative to the host the client used (behind a proxy too).
+      respectForwardedHeaders: false,
+      namingFunction: (req) => `${ownerPrefix(principalOfTus(req))}${randomBytes(18).toString('base64url')}`,
+      onIncomingRequest: async (req, id) => {
+        if (!id.startsWith(ownerPrefix(principalOfTus(req)))) throw tusError('not_found', 'No such upload.');
+      },
+      onUploadCreate: async (req, upload) => {
+        const principal = principalOfTus(req);
+        const filename = upload.metadata?.filename;
+        if (!filename) throw tusError('invalid_request', 'Upload-Metadata must name the file: filename <base64 of "app.ipa">.');
+        if (!/\.(ipa|apk)$/i.test(filename)) throw tusError('unsupported_file_type', `Only .ipa and .apk files are accepted, got "${filename.slice(0, 200)}".`);
+        if (upload.size === undefined) throw tusError('invalid_request', 'Declare the size with Upload-Length (Upload-Defer-Length is not supported).');
+        try {
+          if (upload.metadata?.notes) normalizeNotes(upload.metadata.notes);
+          await deps.uploads.admit(principal, upload.size);
+        } catch (error) {
+          const code = errorCodeOf(error);
+          if (code) throw tusError(code, (error as Error).message);
+          throw error;
+        }
+        return {};
+      },
+      onUploadFinish: async (req, upload) => {
+        const principal = principalOfTus(req);
+        const controller = deps.inFlight.begin();
+        try {
+          const view = await deps.uploads.receive(principal, {
+            fileName: upload.metadata?.filename ?? 'upload',
+            stream: await store.read(upload.id),
+            signal: controller.signal,
+            notes: upload.metadata?.notes ? normalizeNotes(upload.metadata.notes) : null,
+          });
+          return { status_code: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify({ code: 200, data: view }) };
+        } catch (error) {
+          const code = errorCodeOf(error);
+          if (!code) deps.log(error, 'a finished resumable upload could not be received');
+          throw code ? tusError(code, (error as Error).message) : tusError('service_unavailable', 'The upload could not be stored; upload it again.', 503);
+        } finally {
+          deps.inFlight.end(controller);
+          // Received (now a file_key) or refused: either way the tus copy has served its purpose.
+          await store.datastore.remove(upload.id).catch((error: unknown) => deps.log(error, 'removing a finished resumable upload failed'));
+        }
+      },
+      onResponseError: (_req, error) => {
+        if ('status_code' in error) {
+          // Ours already carry the envelope; @tus/server's own get one.
+          if (error.body.startsWith('{')) return error;
+          return tusError(codeForTusStatus(error.status_code), error.body.trim() || undefined, error.status_code);
+        }
+        deps.log(error, 'resumable upload failed');
+        return tusError('service_unavailable', 'The upload could not be stored; try again.', 503);
+      },
+    });
+  };
+  let tus: Promise<Server> | null = null;
+  const server = (): Promise<Server> =>
+    (tus ??= createServer().catch((error: unknown) => {
+      tus = null;
+      throw error;
+    }));
 
+  // The first sweep opens the store too, so uploads a previous run abandoned are removed.
   const timer = setInterval(() => {
-    tus.cleanUpExpiredUploads().catch((error: unknown) => deps.log(error, 'removing expired resumable uploads failed'));
+    server()
+      .then((s) => s.cleanUpExpiredUploads())
+      .catch((error: unknown) => deps.log(error, 'removing expired resumable uploads failed'));
   }, deps.sweepIntervalMs ?? 3_600_000);
   timer.unref();
   app.addHook('onClose', async () => clearInterval(timer));
@@ -129,8 +143,9 @@ export function resumableUploadRoutes(app: FastifyInstance, deps: ResumableUploa
     scope.addContentTypeParser('application/offset+octet-stream', (_request, _payload, done) => done(null));
     const handle = async (request: FastifyRequest, reply: FastifyReply) => {
       principals.set(request.raw, principalOf(request));
+      const tusServer = await server();
       reply.hijack();
-      await tus.handle(request.raw, reply.raw);
+      await tusServer.handle(request.raw, reply.raw);
     };
     const headers = Type.Object({ 'tus-resumable': Type.Optional(Type.Literal('1.0.0')) });
     scope.post(
