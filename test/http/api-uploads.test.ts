@@ -78,6 +78,18 @@ describe('upload', () => {
     assert.equal(stored.length, Number(count), `blobs ${stored.join(',')} vs ${count} rows`);
   });
 
+  it('accepts a file of exactly the size limit sent with ordinary part headers and notes', async () => {
+    const limited = await startTestServer({ name: 'uploads-limit', env: { SIGNET_MAX_UPLOAD_BYTES: String(tinyApk().length) }, overrides: { signers: [] } });
+    try {
+      const response = await new Api(limited.url, limited.key).form('/v1/apps/upload', { notes: 'n'.repeat(10_000), file: { name: 'exact.apk', data: tinyApk() } });
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      const over = await new Api(limited.url, limited.key).upload('over.apk', Buffer.concat([tinyApk(), Buffer.alloc(1)]));
+      assert.equal(over.status, 413);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('needs a multipart body with the field "file"', async () => {
     assertError(await api.form('/v1/apps/upload', { other: { name: 'a.apk', data: tinyApk() } }), 400, 'invalid_request');
     assertError(await api.form('/v1/apps/upload', { note: 'no file' }), 400, 'invalid_request');

@@ -32,6 +32,9 @@ function minimalFraming(contentType: string | undefined): number | null {
   return length === undefined ? null : 4 + length + 51 + 4 + 6 + length;
 }
 
+/** Room for what a body may carry besides the minimal framing and the file (see the route). */
+const OTHER_PARTS_ALLOWANCE = 64 * 1024;
+
 /** Multipart parser failures (no boundary, truncated parts, bad headers) are the client's: 400. */
 function asClientError(error: unknown): unknown {
   if (errorCodeOf(error) !== null || (error as { statusCode?: number }).statusCode !== undefined) return error;
@@ -86,7 +89,10 @@ export function uploadRoutes(app: FastifyInstance, deps: UploadRouteDeps): void 
       if (!request.isMultipart()) throw new AppError('unsupported_media_type', 'Send the file as multipart/form-data with the field "file".');
       const framing = minimalFraming(request.headers['content-type']);
       if (framing === null) throw new AppError('invalid_request', 'The multipart Content-Type has no boundary.');
-      const declared = request.headers['content-length'] === undefined ? null : Math.max(0, Number(request.headers['content-length']) - framing);
+      // What the rest of the body may hold besides the file (its part's other headers, such as a
+      // Content-Type, and a release-notes field): a file of exactly the limit sent by an ordinary
+      // client is not refused on its Content-Length. The stream's own limit stays exact.
+      const declared = request.headers['content-length'] === undefined ? null : Math.max(0, Number(request.headers['content-length']) - framing - OTHER_PARTS_ALLOWANCE);
       // Refused before the body is read: too large for the limit, or for the account's quota.
       const maxBytes = await deps.uploads.admit(principal, declared !== null && Number.isFinite(declared) ? declared : null);
       const controller = deps.inFlight.begin();
