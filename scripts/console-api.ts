@@ -20,6 +20,8 @@ export async function openApiDocument(): Promise<Record<string, unknown>> {
     uploads: unused,
     tasks: unused,
     certificates: unused,
+    events: unused,
+    rotations: unused,
     apps: unused,
     distributions: unused,
     developerAccounts: unused,

@@ -37,7 +37,9 @@ class DirectoryMigrationProvider implements MigrationProvider {
 
 /** Applies every pending migration; throws (with the failing migration's error as cause) if one fails. */
 export async function migrateToLatest(db: Kysely<any>, dialect: DialectName): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: new DirectoryMigrationProvider(dialect) });
+  // Numbers are handed out to parallel branches (0007 may land after 0009 was applied somewhere):
+  // a missing earlier migration is applied rather than refused as corruption.
+  const migrator = new Migrator({ db, provider: new DirectoryMigrationProvider(dialect), allowUnorderedMigrations: true });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error !== undefined) {

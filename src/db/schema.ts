@@ -76,6 +76,8 @@ export interface UploadsTable {
   app_build: string | null;
   created_at: string;
   expires_at: string;
+  /** Release notes given with the upload (migration 0007); a task without its own takes them. */
+  notes: string | null;
 }
 
 export interface AppsTable {
@@ -127,6 +129,8 @@ export interface TasksTable {
   updated_at: string;
   started_at: string | null;
   finished_at: string | null;
+  /** The release notes of the release this task publishes (migration 0007). */
+  notes: string | null;
 }
 
 export interface CertificatesTable {

@@ -24,6 +24,21 @@ export interface DistributionLinks {
   itms_services_url: string | null;
 }
 
+/** Where a succeeded task's release is installed from (its install link, published on success). */
+export interface TaskLinksView {
+  distribution_id: string;
+  /** The install page (/d/{slug}). */
+  install_url: string;
+  qr_code_url: string;
+  /** The app's permanent link (always its newest release); null for a package without a bundle id. */
+  app_url: string | null;
+  /** Direct download of the signed package (counted). */
+  download_url: string;
+  /** iOS: the itms-services:// link that installs the app. */
+  itms_services_url: string | null;
+  manifest_url: string | null;
+}
+
 export interface DistributionSettings {
   password?: string | null;
   expiresAt?: Date | null;
@@ -138,6 +153,31 @@ export class DistributionService {
       download_url: `${page}/download`,
       manifest_url: ios ? `${page}/manifest.plist` : null,
       itms_services_url: ios ? itmsServicesUrl(`${page}/manifest.plist`) : null,
+    };
+  }
+
+  /**
+   * A succeeded task's install links, as tasks, task events and webhooks show them; publishes the
+   * release first if the worker has not yet (two publishers racing: the loser reads the winner's).
+   */
+  async taskLinks(task: TaskRow): Promise<TaskLinksView | null> {
+    if (task.status !== 'succeeded') return null;
+    const distribution =
+      (await this.#db.repos.distributions.findByTask(task.account_id, task.id)) ??
+      (await this.publish(task).catch(async (error: unknown) => {
+        const winner = await this.#db.repos.distributions.findByTask(task.account_id, task.id);
+        if (winner) return winner;
+        throw error;
+      }));
+    const links = this.links(distribution);
+    return {
+      distribution_id: distribution.id,
+      install_url: links.url,
+      qr_code_url: links.qr_code_url,
+      app_url: distribution.app_id ? await this.appLinkUrl(distribution.app_id) : null,
+      download_url: links.download_url,
+      itms_services_url: links.itms_services_url,
+      manifest_url: links.manifest_url,
     };
   }
 

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto';
 import cookie from '@fastify/cookie';
 import multipart from '@fastify/multipart';
 import swagger from '@fastify/swagger';
+import swaggerUi from '@fastify/swagger-ui';
 import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from 'fastify';
 import type { DistributionService } from '../distribution/service.ts';
 import type { EnrollmentService } from '../super-signature/enrollment.ts';
@@ -20,13 +21,13 @@ import type { TaskService } from '../services/tasks.ts';
 import type { UploadService } from '../services/uploads.ts';
 import type { Metrics } from '../services/metrics.ts';
 import { InFlight } from './in-flight.ts';
-import { SWAGGER_OPTIONS } from './openapi.ts';
+import { DOCS_PREFIX, finishOpenApi, SWAGGER_OPTIONS } from './openapi.ts';
 import { consoleRoutes } from './console-static.ts';
 import { installAuth, type Authenticate } from './plugins/auth.ts';
 import { installRateLimits, PasswordThrottle, type RateLimitSettings } from './limits.ts';
 import { installConnectionGuard, type ConnectionLimits } from './plugins/connection-guard.ts';
 import { clientErrorHandler, frameworkErrors, installErrorHandling } from './plugins/errors.ts';
-import { installSecurityHeaders } from './plugins/security-headers.ts';
+import { contentSecurityPolicy, installSecurityHeaders } from './plugins/security-headers.ts';
 import { installStrictValidation } from './plugins/strict-validation.ts';
 import { accountRoutes, type AccountRouteDeps } from './routes/account.ts';
 import { appRoutes } from './routes/apps.ts';
@@ -39,6 +40,8 @@ import { opsRoutes, type ReadinessCheck } from './routes/ops.ts';
 import { pageAssetRoutes } from './routes/page-assets.ts';
 import { sessionRoutes, type SessionRouteDeps } from './routes/session.ts';
 import { taskRoutes } from './routes/tasks.ts';
+import { resumableUploadRoutes } from './routes/resumable-uploads.ts';
+import type { ResumableStore } from '../storage/resumable-store.ts';
 import { uploadRoutes } from './routes/uploads.ts';
 import { udidRoutes } from './routes/udid.ts';
 
@@ -62,6 +65,10 @@ export interface HttpDeps {
   /** Public base URL (no trailing slash), for links and the OpenAPI servers. */
   baseUrl: string;
   maxUploadBytes: number;
+  /** Opens where resumable (tus) uploads collect their bytes (on first use); absent: no /v1/uploads routes. */
+  resumable?: () => Promise<ResumableStore>;
+  /** How often expired resumable uploads are removed (default hourly). */
+  resumableSweepMs?: number;
   /** Per API key or console session (SIGNET_RATE_LIMIT). */
   rateLimit: RateLimitSettings['perKey'];
   /** Per client address on public routes, and failed install-link passwords (defaults: 120/min, 10/min). */
@@ -185,6 +192,18 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
   await installRateLimits(app, rateLimits, refused);
   await app.register(multipart, { throwFileSizeLimit: false });
   await app.register(swagger, SWAGGER_OPTIONS as never);
+  // /docs: swagger-ui (maintained, served from its own files, no CDN) showing the same document
+  // as /v1/openapi.json. Public, under the pages' strict CSP (its scripts are files of 'self').
+  app.addHook('onRoute', (route) => {
+    if (route.url === DOCS_PREFIX || route.url.startsWith(`${DOCS_PREFIX}/`)) route.config = { ...route.config, public: true };
+  });
+  await app.register(swaggerUi, {
+    routePrefix: DOCS_PREFIX,
+    staticCSP: contentSecurityPolicy(),
+    uiConfig: { deepLinking: true, docExpansion: 'list', defaultModelsExpandDepth: 0, displayRequestDuration: true },
+    theme: { title: 'Signet API reference' },
+    transformSpecification: (spec: Record<string, unknown>) => finishOpenApi(spec, deps.baseUrl, auth),
+  });
 
   opsRoutes(app, { ready: deps.ready, baseUrl: () => deps.baseUrl, isClosing: () => closing, auth });
   if (deps.console) {
@@ -193,7 +212,17 @@ export async function buildHttpApp(deps: HttpDeps): Promise<HttpApp> {
     await consoleRoutes(app, { dir: deps.console.dir });
   }
   uploadRoutes(app, { uploads: deps.uploads, maxUploadBytes: deps.maxUploadBytes, inFlight });
-  taskRoutes(app, deps.tasks, () => deps.baseUrl);
+  if (deps.resumable) {
+    resumableUploadRoutes(app, {
+      uploads: deps.uploads,
+      store: deps.resumable,
+      maxUploadBytes: deps.maxUploadBytes,
+      inFlight,
+      ...(deps.resumableSweepMs ? { sweepIntervalMs: deps.resumableSweepMs } : {}),
+      log: (error, message) => app.log.error({ err: error }, message),
+    });
+  }
+  taskRoutes(app, deps.tasks, () => deps.baseUrl, inFlight);
   certificateRoutes(app, deps.certificates);
   if (deps.events) accountWebhookRoutes(app, deps.events);
   if (deps.rotations) rotationRoutes(app, deps.rotations);

@@ -25,6 +25,7 @@ const SERVICE_STATUS: Record<ServiceErrorCode, number> = {
   file_too_large: 413,
   unsupported_file_type: 415,
   unsupported_media_type: 415,
+  notes_too_large: 400,
   file_key_not_found: 404,
   file_key_expired: 410,
   cert_type_unsupported: 422,

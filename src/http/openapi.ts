@@ -7,6 +7,8 @@ import type { RouteAuth } from './plugins/auth.ts';
 
 export const API_VERSION = '1.0.2';
 export const PUBLIC_PATHS = new Set(['/healthz', '/readyz', '/docs', '/v1/openapi.json']);
+/** Where @fastify/swagger-ui serves the API reference (its page, assets and the document it shows). */
+export const DOCS_PREFIX = '/docs';
 
 export const SWAGGER_OPTIONS = {
   openapi: {
@@ -43,7 +45,10 @@ const MULTIPART_BODIES: Record<string, Record<string, unknown>> = {
   'POST /v1/apps/upload': {
     type: 'object',
     required: ['file'],
-    properties: { file: { type: 'string', format: 'binary', description: 'The .ipa or .apk (at most 2 GiB).' } },
+    properties: {
+      file: { type: 'string', format: 'binary', description: 'The .ipa or .apk (at most 2 GiB).' },
+      notes: { type: 'string', description: 'Release notes, plain text or Markdown, at most 10 KB (`release_notes` and `changelog` are accepted as other names).' },
+    },
   },
   'POST /v1/certificates': {
     type: 'object',
@@ -64,9 +69,51 @@ const MULTIPART_BODIES: Record<string, Record<string, unknown>> = {
 type Operation = { security?: unknown; servers?: unknown; [key: string]: unknown };
 type Document = { paths?: Record<string, Record<string, Operation>>; servers?: unknown; [key: string]: unknown };
 
+const STATUS_TEXT: Record<string, string> = { '200': 'OK', '201': 'Created', '202': 'Accepted', '204': 'No Content', '206': 'Partial Content' };
+
+/**
+ * A union of single-value enums of one type (TypeBox's Union of Literals) as one enum: viewers
+ * show `"enterprise" | "super"` for it instead of "string | string".
+ */
+function collapseLiteralUnions(node: unknown): void {
+  if (Array.isArray(node)) {
+    for (const item of node) collapseLiteralUnions(item);
+    return;
+  }
+  if (node === null || typeof node !== 'object') return;
+  const schema = node as Record<string, unknown>;
+  const members = schema.anyOf;
+  if (Array.isArray(members) && members.length > 1) {
+    const literals = members.map((m) => m as Record<string, unknown>);
+    const type = literals[0]?.type;
+    const single = (m: Record<string, unknown>) => Object.keys(m).every((k) => k === 'type' || k === 'enum' || k === 'const') && (Array.isArray(m.enum) ? m.enum.length === 1 : 'const' in m);
+    if (typeof type === 'string' && literals.every((m) => m.type === type && single(m))) {
+      delete schema.anyOf;
+      schema.type = type;
+      schema.enum = literals.map((m) => (Array.isArray(m.enum) ? m.enum[0] : m.const));
+    }
+  }
+  for (const value of Object.values(schema)) collapseLiteralUnions(value);
+}
+
+/** fastify-swagger names every response without a description "Default Response": say what it is. */
+function describeResponses(operation: Operation): void {
+  const responses = operation.responses as Record<string, { description?: string }> | undefined;
+  for (const [status, response] of Object.entries(responses ?? {})) {
+    if (response.description === undefined || response.description === 'Default Response') {
+      response.description = STATUS_TEXT[status] ?? `HTTP ${status}`;
+    }
+  }
+}
+
 export function buildOpenApi(app: FastifyInstance, baseUrl: string, auth: ReadonlyMap<string, RouteAuth> = new Map()): Document {
-  const raw = (app as unknown as { swagger(): Document }).swagger();
+  return finishOpenApi((app as unknown as { swagger(): Document }).swagger(), baseUrl, auth);
+}
+
+/** The document @fastify/swagger collected, completed with servers, security, bodies and the catalogue. */
+export function finishOpenApi(raw: Document, baseUrl: string, auth: ReadonlyMap<string, RouteAuth> = new Map()): Document {
   const doc: Document = structuredClone(raw);
+  collapseLiteralUnions(doc);
   const paths: Record<string, Record<string, Operation>> = {};
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
     const isV1 = path.startsWith('/v1/');
@@ -80,6 +127,7 @@ export function buildOpenApi(app: FastifyInstance, baseUrl: string, auth: Readon
       else out[method] = { ...operation, security: [{ bearer: [] }, { session: [] }], ...(how?.scope ? { 'x-scope': how.scope } : {}) };
       const multipart = MULTIPART_BODIES[`${method.toUpperCase()} ${path}`];
       if (multipart) out[method]!.requestBody = { required: true, content: { 'multipart/form-data': { schema: multipart } } };
+      describeResponses(out[method]!);
     }
     if (!isV1) Object.assign(out, { servers: [{ url: baseUrl, description: 'Service root (outside the versioned API)' }] });
     paths[relative] = out;

@@ -13,6 +13,7 @@ import type { MemberRow } from '../db/repositories/users.ts';
 import type { DeveloperAccountRecord } from '../services/developer-accounts.ts';
 import type { HealthView } from '../services/certificate-health.ts';
 import type { TaskRecord } from '../services/tasks.ts';
+import type { TaskLinksView } from '../distribution/service.ts';
 
 export interface AppIdentityView {
   bundle_id: string | null;
@@ -31,6 +32,8 @@ export interface UploadView extends AppIdentityView {
   app_id: string | null;
   created_at: string;
   expires_at: string;
+  /** Release notes given with the upload (plain text or Markdown). */
+  notes: string | null;
 }
 
 export interface WebhookDeliveryView {
@@ -64,11 +67,18 @@ export interface TaskView {
   /** What signing left out and why. */
   warnings: TaskWarningView[];
   webhook_deliveries: WebhookDeliveryView[];
+  /** Release notes of the release this task publishes (plain text or Markdown). */
+  notes: string | null;
+  /** The install links once the task succeeded; null before (or when publishing failed). */
+  links: TaskLinksView | null;
   created_at: string;
   updated_at: string;
   started_at: string | null;
   finished_at: string | null;
 }
+
+/** Where a succeeded task's release is installed from (defined beside the install links). */
+export type { TaskLinksView } from '../distribution/service.ts';
 
 export interface TaskBundleView {
   path: string;
@@ -141,6 +151,8 @@ export interface ReleaseView {
   downloads: number;
   enabled: boolean;
   created_at: string;
+  /** Release notes (plain text or Markdown). */
+  notes: string | null;
 }
 
 export interface AppSummaryView extends AppRowView {
@@ -172,6 +184,7 @@ export function uploadView(row: UploadRow): UploadView {
     build: row.app_build,
     created_at: row.created_at,
     expires_at: row.expires_at,
+    notes: row.notes,
   };
 }
 
@@ -188,7 +201,7 @@ function webhookDeliveryView(row: WebhookDeliveryRow): WebhookDeliveryView {
 }
 
 /** `baseUrl` is the public base (no trailing slash) the artifact link is built on. */
-export function taskView(row: TaskRow, baseUrl: string, deliveries: readonly WebhookDeliveryRow[] = []): TaskView {
+export function taskView(row: TaskRow, baseUrl: string, deliveries: readonly WebhookDeliveryRow[] = [], links: TaskLinksView | null = null): TaskView {
   const artifact =
     row.status === 'succeeded' && row.artifact_size !== null && row.artifact_sha256 !== null
       ? { size: row.artifact_size, sha256: row.artifact_sha256, download_url: `${baseUrl}/v1/tasks/${row.id}/artifact` }
@@ -212,6 +225,8 @@ export function taskView(row: TaskRow, baseUrl: string, deliveries: readonly Web
     bundles: row.bundles_json ? (JSON.parse(row.bundles_json) as TaskBundle[]).map(taskBundleView) : null,
     warnings: row.warnings_json ? (JSON.parse(row.warnings_json) as TaskWarning[]).map(taskWarningView) : [],
     webhook_deliveries: deliveries.map(webhookDeliveryView),
+    notes: row.notes,
+    links,
     created_at: row.created_at,
     updated_at: row.updated_at,
     started_at: row.started_at,
@@ -271,7 +286,12 @@ export function certificateView({ certificate: row, profiles, liveLinks, health,
 }
 
 export function taskRecordView(record: TaskRecord, baseUrl: string): TaskView {
-  return taskView(record.task, baseUrl, record.deliveries);
+  return taskView(record.task, baseUrl, record.deliveries, record.links);
+}
+
+/** The `status` event of GET /tasks/{id}/events. */
+export function taskStatusEvent(task: TaskRow): { task_id: string; status: TaskStatus; attempts: number; max_attempts: number; at: string } {
+  return { task_id: task.id, status: task.status, attempts: task.attempts, max_attempts: task.max_attempts, at: task.updated_at };
 }
 
 export function releaseView(release: Release): ReleaseView {
@@ -285,6 +305,7 @@ export function releaseView(release: Release): ReleaseView {
     downloads: d.downloads,
     enabled: d.enabled === 'yes',
     created_at: d.created_at,
+    notes: release.notes,
   };
 }
 

@@ -5,6 +5,7 @@ import type { FastifyInstance, FastifyServerOptions } from 'fastify';
 import { sql } from 'kysely';
 import { publicBaseUrl } from '../config.ts';
 import { buildHttpApp } from '../http/app.ts';
+import { openResumableStore } from '../storage/resumable-store.ts';
 import { AccountDeletionService } from '../services/account-deletion.ts';
 import { InvitationService } from '../services/invitations.ts';
 import { SessionService } from '../services/sessions.ts';
@@ -22,6 +23,8 @@ export interface ApiOverrides {
   onSetupLink?: (url: string) => void;
   /** The console's build folder (null: no console). */
   consoleDir: string | null;
+  /** Resumable uploads: how long an unfinished one lives and how often expired ones are swept (tests). */
+  resumable?: { expirationMs?: number; sweepIntervalMs?: number };
 }
 
 export interface RunningApi {
@@ -77,6 +80,9 @@ export async function buildApi(domain: Domain, overrides: ApiOverrides): Promise
       return base.url;
     },
     maxUploadBytes: config.maxUploadBytes,
+    // Unfinished resumable uploads live as long as a file_key would.
+    resumable: () => openResumableStore(config, overrides.resumable?.expirationMs ?? config.fileKeyTtlSeconds * 1000),
+    ...(overrides.resumable?.sweepIntervalMs ? { resumableSweepMs: overrides.resumable.sweepIntervalMs } : {}),
     rateLimit: config.rateLimit,
     publicRateLimit: config.publicRateLimit,
     passwordAttempts: config.passwordAttempts,

@@ -189,6 +189,8 @@ export async function openDomain(config: Config, overrides: DomainOverrides = {}
       pendingTaskQuota: config.quotas.pendingTasks,
       outbound,
       hasDeveloperAccount: async (accountId) => (await db.repos.developerAccounts.list(accountId)).some((a) => developerAccounts.usable(a)),
+      // `distributions` is built below; links are asked for only once requests are served.
+      links: (task) => distributions.taskLinks(task),
       db,
       queue: jobs,
       blobs: store,
@@ -222,7 +224,8 @@ export async function openDomain(config: Config, overrides: DomainOverrides = {}
       outbound,
       onOutcome: (outcome) => metrics.webhookDeliveries.inc({ outcome }),
       // A task event carries the task as the API shows it.
-      taskBody: (task, deliveries) => taskView(task, base.url, deliveries),
+      taskBody: (task, deliveries, links) => taskView(task, base.url, deliveries, links),
+      links: (task) => distributions.taskLinks(task),
     });
     const distributions = new DistributionService({
       db,

@@ -34,6 +34,8 @@ export interface ServiceOverrides {
   consoleDir?: string | null;
   /** Super signature engines and App Store Connect client tuning (tests). */
   superSignature?: { deviceSigner?: DeviceBuildSigner; ascOptions?: { baseDelayMs?: number; maxRetries?: number } };
+  /** Resumable uploads: how long an unfinished one lives and how often expired ones are swept (tests). */
+  resumable?: { expirationMs?: number; sweepIntervalMs?: number };
 }
 
 export interface RunningService {
@@ -70,6 +72,7 @@ export async function startService(config: Config, overrides: ServiceOverrides =
       consoleDir: overrides.consoleDir === undefined ? CONSOLE_DIST : overrides.consoleDir,
       ...(overrides.logger === undefined ? {} : { logger: overrides.logger }),
       ...(overrides.onSetupLink === undefined ? {} : { onSetupLink: overrides.onSetupLink }),
+      ...(overrides.resumable === undefined ? {} : { resumable: overrides.resumable }),
     });
     app = api.app;
     if (config.workerConcurrency > 0) worker = startWorker(domain, { logger: api.app.log, ...(overrides.signers ? { signers: overrides.signers } : {}) });

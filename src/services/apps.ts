@@ -15,6 +15,8 @@ export interface Release {
   version: string | null;
   build: string | null;
   url: string | null;
+  /** Release notes of the task that published it (plain text or Markdown). */
+  notes: string | null;
 }
 
 export interface AppSummary {
@@ -97,6 +99,7 @@ export class AppService {
       version: task?.app_version ?? null,
       build: task?.app_build ?? null,
       url: this.distributions ? this.distributions.links(d).url : null,
+      notes: task?.notes ?? null,
     };
   }
 }

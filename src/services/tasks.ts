@@ -2,6 +2,7 @@
 // reading, listing, canceling, and the signed artifact. The worker side lives in worker.ts.
 import type { Readable } from 'node:stream';
 import type { Kysely } from 'kysely';
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { Db } from '../db/database.ts';
 import type { Repositories } from '../db/repositories.ts';
 import { sha256Hex } from '../db/ids.ts';
@@ -15,6 +16,7 @@ import type { BlobStore } from '../storage/blob-store.ts';
 import type { CertType } from './signer.ts';
 import type { Principal } from './principal.ts';
 import { OutboundAllowList, validateOutboundUrl, type OutboundOptions } from './outbound.ts';
+import type { TaskLinksView } from '../distribution/service.ts';
 
 export interface CreateTaskInput {
   /** The upload's id (`tmp_…`; the API calls it file_key). */
@@ -24,12 +26,16 @@ export interface CreateTaskInput {
   callbackUrl?: string;
   /** iOS enterprise: the certificate profile (`prf_…`) per bundle id, overriding the matching rule. */
   profiles?: Record<string, string>;
+  /** Release notes (normalised by release-notes.ts); absent: the upload's. */
+  notes?: string | null;
 }
 
 /** A task with the webhook deliveries made for it, oldest first. */
 export interface TaskRecord {
   task: TaskRow;
   deliveries: readonly WebhookDeliveryRow[];
+  /** Where a succeeded task's release installs from (null: not succeeded, or not published). */
+  links: TaskLinksView | null;
 }
 
 export interface ArtifactHandle {
@@ -40,16 +46,26 @@ export interface ArtifactHandle {
   open(range: { start: number; end: number } | null): Promise<Readable>;
 }
 
+const TERMINAL: readonly TaskStatus[] = ['succeeded', 'failed', 'canceled'];
+
+/** One step of a followed task: a change of status or attempt, then the whole task once it ended. */
+export type TaskEvent = { event: 'status'; task: TaskRow } | { event: 'task'; record: TaskRecord };
+
 /** The certificate kind a (platform, cert_type) pair signs with, or null when none can. */
 function certificateKindFor(platform: Platform, certType: CertType): CertificateKind | null {
   if (platform === 'android') return certType === 'enterprise' ? 'android' : null;
   return certType === 'enterprise' ? 'ios_enterprise' : null;
 }
 
-/** Key order must not matter for "the same body": hash a canonical form. */
-function requestHash(input: CreateTaskInput): string {
+/**
+ * Key order must not matter for "the same body": hash a canonical form. With `fileSha256`, the
+ * file_key is replaced by the uploaded file's SHA-256, so a retried pipeline step that uploads
+ * the same file again (a new file_key) and repeats its Idempotency-Key gets its first task back.
+ */
+function requestHash(input: CreateTaskInput, fileSha256?: string): string {
   const sorted = (o: object) => Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined).sort(([a], [b]) => a.localeCompare(b)));
-  const canonical = sorted({ ...input, ...(input.profiles ? { profiles: sorted(input.profiles) } : {}) });
+  const body = fileSha256 === undefined ? input : { ...input, fileKey: undefined, fileSha256 };
+  const canonical = sorted({ ...body, ...(input.profiles ? { profiles: sorted(input.profiles) } : {}) });
   return sha256Hex(JSON.stringify(canonical));
 }
 
@@ -74,6 +90,8 @@ export interface TaskServiceOptions {
   pendingTaskQuota?: number;
   /** Which callback_url destinations are acceptable (default: public addresses only). */
   outbound?: OutboundOptions;
+  /** A succeeded task's install links (publishing them if needed); absent: tasks show none. */
+  links?: (task: TaskRow) => Promise<TaskLinksView | null>;
 }
 
 export class TaskService {
@@ -88,10 +106,13 @@ export class TaskService {
 
   async create(principal: Principal, input: CreateTaskInput, idempotencyKey: string | null): Promise<TaskRow> {
     const { db, queue } = this.options;
-    const hash = requestHash(input);
+    const notes = input.notes;
+    const given = await db.repos.uploads.find(principal.accountId, input.fileKey);
+    const hash = requestHash(input, given?.sha256);
     if (idempotencyKey !== null) {
       const previous = await db.repos.idempotency.find(principal.accountId, idempotencyKey);
-      if (previous) return this.replay(principal, previous.task_id, previous.request_hash === hash);
+      // Keys stored before hashes named the file's content hashed the file_key itself.
+      if (previous) return this.replay(principal, previous.task_id, previous.request_hash === hash || previous.request_hash === requestHash(input));
     }
 
     if (input.callbackUrl !== undefined) validateOutboundUrl(input.callbackUrl, 'callback_url', this.options.outbound ?? { allow: new OutboundAllowList('') });
@@ -99,7 +120,7 @@ export class TaskService {
     if (quota > 0 && (await db.repos.tasks.countActiveByAccount(principal.accountId, quota)) >= quota) {
       throw new AppError('task_quota_exceeded', `The account already has ${quota} pending or processing tasks, its quota; wait for some to finish.`, { details: { quota } });
     }
-    const upload = await db.repos.uploads.find(principal.accountId, input.fileKey);
+    const upload = given;
     if (!upload) throw new AppError('file_key_not_found', `No upload with file_key ${input.fileKey}.`);
     if (Date.parse(upload.expires_at) <= this.now().getTime()) {
       throw new AppError('file_key_expired', `The upload ${input.fileKey} expired at ${upload.expires_at}; upload the file again.`);
@@ -126,6 +147,7 @@ export class TaskService {
           callbackUrl: input.callbackUrl ?? null,
           appId: upload.app_id,
           app: { bundleId: upload.bundle_id, name: upload.app_name, version: upload.app_version, build: upload.app_build },
+          notes: notes === undefined ? upload.notes : notes,
         });
         if (idempotencyKey !== null) {
           const held = await tx.repos.idempotency.remember({ accountId: principal.accountId, key: idempotencyKey, requestHash: hash, taskId: row.id });
@@ -235,13 +257,20 @@ export class TaskService {
   }
 
   async record(task: TaskRow): Promise<TaskRecord> {
-    return { task, deliveries: await this.options.db.repos.webhookDeliveries.listForTask(task.id) };
+    return { task, deliveries: await this.options.db.repos.webhookDeliveries.listForTask(task.id), links: await this.linksOf(task) };
   }
 
   /** A page of tasks with their webhook deliveries, read in one query. */
   async records(tasks: readonly TaskRow[]): Promise<TaskRecord[]> {
     const deliveries = await this.options.db.repos.webhookDeliveries.listForTasks(tasks.map((t) => t.id));
-    return tasks.map((task) => ({ task, deliveries: deliveries.get(task.id) ?? [] }));
+    const links = await Promise.all(tasks.map((task) => this.linksOf(task)));
+    return tasks.map((task, i) => ({ task, deliveries: deliveries.get(task.id) ?? [], links: links[i] ?? null }));
+  }
+
+  /** The links of a succeeded task; a failure to publish them leaves them out rather than failing the read. */
+  private async linksOf(task: TaskRow): Promise<TaskLinksView | null> {
+    if (task.status !== 'succeeded' || !this.options.links) return null;
+    return this.options.links(task).catch(() => null);
   }
 
   async list(principal: Principal, query: { status: TaskStatus | null; limit: number; cursor: string | null }): Promise<{ items: TaskRecord[]; nextCursor: string | null }> {
@@ -268,6 +297,33 @@ export class TaskService {
     const now = await this.find(principal, taskId);
     if (now.status === 'canceled') return this.record(now);
     throw new AppError('task_not_cancelable', `The task already ${now.status}.`);
+  }
+
+  /**
+   * A task's progress as events, for GET /tasks/{id}/events: a `status` event now and at every
+   * change of status or attempt (read from the database every `pollMs`, so a worker in another
+   * process is seen too), then one `task` event with the whole task once it has ended. Ends when
+   * the task ends or `signal` aborts.
+   */
+  async *follow(principal: Principal, taskId: string, signal: AbortSignal, pollMs = 500): AsyncGenerator<TaskEvent> {
+    let last = '';
+    for (;;) {
+      const task = await this.find(principal, taskId);
+      const state = `${task.status}/${task.attempts}`;
+      if (state !== last) {
+        last = state;
+        yield { event: 'status', task };
+      }
+      if (TERMINAL.includes(task.status)) {
+        yield { event: 'task', record: await this.record(task) };
+        return;
+      }
+      try {
+        await sleep(pollMs, undefined, { signal });
+      } catch {
+        return;
+      }
+    }
   }
 
   /** In-process notification of cancels (the worker aborts a running task at once). */

@@ -85,7 +85,7 @@ export class UploadService {
    * Stores one uploaded file. `truncated` reports whether the multipart parser cut the part
    * short (it does so silently at its own limit). On any failure nothing of the file remains.
    */
-  async receive(principal: Principal, input: { fileName: string; stream: Readable; signal: AbortSignal; truncated?: () => boolean; maxBytes?: number }): Promise<UploadRow> {
+  async receive(principal: Principal, input: { fileName: string; stream: Readable; signal: AbortSignal; truncated?: () => boolean; maxBytes?: number; notes?: string | null }): Promise<UploadRow> {
     const { blobs, db } = this.options;
     let platform: Platform;
     try {
@@ -124,6 +124,7 @@ export class UploadService {
           sha256: stored.sha256,
           blobKey,
           expiresAt: new Date(now.getTime() + this.options.fileKeyTtlSeconds * 1000),
+          notes: input.notes ?? null,
         });
         if (identity.bundleId === null) return created;
         const app = await repos.apps.upsert({ accountId: principal.accountId, platform, bundleId: identity.bundleId, name: identity.name });
@@ -143,6 +144,22 @@ export class UploadService {
       await blobs.delete(blobKey);
       throw error;
     }
+  }
+
+  /** Sets the release notes of an upload just received (a multipart field that followed the file). */
+  async setNotes(principal: Principal, fileKey: string, notes: string | null): Promise<UploadRow> {
+    const row = await this.options.db.repos.uploads.find(principal.accountId, fileKey);
+    if (!row) throw new AppError('file_key_not_found', `No upload with file_key ${fileKey}.`);
+    await this.options.db.repos.uploads.setNotes(fileKey, notes);
+    return { ...row, notes };
+  }
+
+  /** Deletes an upload just received whose request was then refused (its blob, then its row). */
+  async discard(principal: Principal, fileKey: string): Promise<void> {
+    const row = await this.options.db.repos.uploads.find(principal.accountId, fileKey);
+    if (!row) return;
+    await this.options.blobs.delete(row.blob_key);
+    await this.options.db.repos.uploads.delete(fileKey);
   }
 
   private async identify(blobKey: string, platform: Platform, signal: AbortSignal): Promise<PackageIdentity> {

@@ -9,6 +9,7 @@ import type { TaskRow, WebhookDeliveryRow } from '../db/schema.ts';
 import { AppError } from '../errors.ts';
 import type { JobContext } from '../queue/job-queue.ts';
 import { OutboundAllowList, OutboundRefused, postOutbound, type OutboundOptions } from './outbound.ts';
+import type { TaskLinksView } from '../distribution/service.ts';
 
 export type WebhookEvent = 'task.succeeded' | 'task.failed' | 'ping';
 export const WEBHOOK_MAX_ATTEMPTS = 8;
@@ -31,12 +32,18 @@ export function verifyWebhookSignature(secret: string, header: string, body: str
 export interface WebhookServiceOptions {
   db: Db;
   /** The `data` of a task event: the task as the API shows it (src/http builds that view). */
-  taskBody: (task: TaskRow, deliveries: readonly WebhookDeliveryRow[]) => unknown;
+  taskBody: (task: TaskRow, deliveries: readonly WebhookDeliveryRow[], links: TaskLinksView | null) => unknown;
   timeoutMs?: number;
   /** Which destinations may be called (default: public addresses only). */
   outbound?: OutboundOptions;
   /** Counts delivery outcomes (metrics). */
   onOutcome?: (outcome: 'delivered' | 'failed' | 'refused') => void;
+  /**
+   * A succeeded task's install links, publishing them if the worker has not yet (the webhook job
+   * is committed with the task's end, before the link is published). A failure throws, so the
+   * delivery is retried rather than sent without the links.
+   */
+  links?: (task: TaskRow) => Promise<TaskLinksView | null>;
 }
 
 export class WebhookService {
@@ -109,7 +116,7 @@ export class WebhookService {
     let data = JSON.parse(event.data_json) as unknown;
     if (event.type.startsWith('task.')) {
       const task = await db.repos.tasks.find(null, event.subject_id);
-      if (task) data = this.options.taskBody(task, await db.repos.webhookDeliveries.listForTask(task.id));
+      if (task) data = this.options.taskBody(task, await db.repos.webhookDeliveries.listForTask(task.id), task.status === 'succeeded' && this.options.links ? await this.options.links(task) : null);
     }
     const body = JSON.stringify({ id: event.id, event: event.type, created_at: event.created_at, data });
     const secret = await db.repos.accounts.webhookSecret(hook.account_id);
@@ -138,7 +145,8 @@ export class WebhookService {
     if (!task?.callback_url) return;
     const url = task.callback_url;
     const deliveries = await db.repos.webhookDeliveries.listForTask(task.id);
-    const body = JSON.stringify({ event: payload.event, data: this.options.taskBody(task, deliveries) });
+    const links = task.status === 'succeeded' && this.options.links ? await this.options.links(task) : null;
+    const body = JSON.stringify({ event: payload.event, data: this.options.taskBody(task, deliveries, links) });
     const secret = await db.repos.accounts.webhookSecret(task.account_id);
     const signal = AbortSignal.any([context.signal, AbortSignal.timeout(this.options.timeoutMs ?? 10_000)]);
     const { outcome, statusCode, error, durationMs } = await this.post(url, payload.event, body, secret, { 'signet-delivery-attempt': String(context.attempt) }, signal);

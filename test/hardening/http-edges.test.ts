@@ -100,7 +100,7 @@ describe("fastify's and Node's own errors", () => {
     const started = performance.now();
     const response = await rawRequest(
       fixture.server.url,
-      `POST /v1/apps/upload HTTP/1.1\nHost: ${host}\nAuthorization: Bearer ${fixture.server.key}\nContent-Type: multipart/form-data; boundary=B\nContent-Length: ${2 * 1024 ** 3 + 200}`,
+      `POST /v1/apps/upload HTTP/1.1\nHost: ${host}\nAuthorization: Bearer ${fixture.server.key}\nContent-Type: multipart/form-data; boundary=B\nContent-Length: ${2 * 1024 ** 3 + 128 * 1024}`,
       '--B\r\nContent-Disposition: form-data; name="file"; filename="big.apk"\r\n\r\n',
     );
     assert.equal(response.status, 413);

@@ -151,6 +151,17 @@ describe('task creation', () => {
     const parallel = await Promise.all(Array.from({ length: 5 }, () => api.post('/v1/tasks/create', body, { 'idempotency-key': 'build-78' })));
     assert.equal(new Set(parallel.map((r) => r.body.data.task_id)).size, 1);
   });
+
+  it('answers a retried pipeline step (the same file uploaded again, the same key) with its first task', async () => {
+    const apk = tinyApk({ packageName: 'com.retried.step' });
+    const first = await api.post('/v1/tasks/create', { file_key: await uploadApk('r.apk', apk), cert_type: 'enterprise' }, { 'idempotency-key': 'build-79' });
+    const secondKey = await uploadApk('r.apk', apk);
+    const again = await api.post('/v1/tasks/create', { file_key: secondKey, cert_type: 'enterprise' }, { 'idempotency-key': 'build-79' });
+    assert.equal(again.status, 200, JSON.stringify(again.body));
+    assert.equal(again.body.data.task_id, first.body.data.task_id);
+    const otherFile = await uploadApk('r.apk', tinyApk({ packageName: 'com.retried.other' }));
+    assertError(await api.post('/v1/tasks/create', { file_key: otherFile, cert_type: 'enterprise' }, { 'idempotency-key': 'build-79' }), 409, 'idempotency_conflict');
+  });
 });
 
 describe('task lifecycle', () => {

@@ -78,6 +78,18 @@ describe('upload', () => {
     assert.equal(stored.length, Number(count), `blobs ${stored.join(',')} vs ${count} rows`);
   });
 
+  it('accepts a file of exactly the size limit sent with ordinary part headers and notes', async () => {
+    const limited = await startTestServer({ name: 'uploads-limit', env: { SIGNET_MAX_UPLOAD_BYTES: String(tinyApk().length) }, overrides: { signers: [] } });
+    try {
+      const response = await new Api(limited.url, limited.key).form('/v1/apps/upload', { notes: 'n'.repeat(10_000), file: { name: 'exact.apk', data: tinyApk() } });
+      assert.equal(response.status, 200, JSON.stringify(response.body));
+      const over = await new Api(limited.url, limited.key).upload('over.apk', Buffer.concat([tinyApk(), Buffer.alloc(1)]));
+      assert.equal(over.status, 413);
+    } finally {
+      await limited.close();
+    }
+  });
+
   it('needs a multipart body with the field "file"', async () => {
     assertError(await api.form('/v1/apps/upload', { other: { name: 'a.apk', data: tinyApk() } }), 400, 'invalid_request');
     assertError(await api.form('/v1/apps/upload', { note: 'no file' }), 400, 'invalid_request');
@@ -135,7 +147,7 @@ describe('operations', () => {
     for (const route of [
       'POST /apps/upload', 'GET /apps', 'GET /apps/{app_id}', 'POST /tasks/create', 'GET /tasks', 'GET /tasks/{task_id}',
       'POST /tasks/{task_id}/cancel', 'GET /tasks/{task_id}/artifact', 'POST /certificates', 'GET /certificates',
-      'GET /certificates/{certificate_id}', 'DELETE /certificates/{certificate_id}', 'GET /healthz', 'GET /readyz', 'GET /openapi.json', 'GET /docs',
+      'GET /certificates/{certificate_id}', 'DELETE /certificates/{certificate_id}', 'GET /healthz', 'GET /readyz', 'GET /openapi.json', 'GET /tasks/{task_id}/events', 'POST /uploads', 'PATCH /uploads/{upload_id}',
     ]) {
       assert.ok(routes.includes(route), `${route} missing from ${routes.join(', ')}`);
     }
@@ -151,12 +163,38 @@ describe('operations', () => {
     assert.ok(doc['x-error-catalogue'].some((e: any) => e.code === 'file_too_large' && e.status === 413));
   });
 
-  it('renders an HTML reference at /docs', async () => {
-    const response = await api.as(null).get('/docs');
-    assert.equal(response.status, 200);
-    assert.match(response.headers.get('content-type') ?? '', /text\/html/);
-    assert.match(response.body, /Signet API/);
-    assert.match(response.body, /\/v1\/tasks\/create/);
-    assert.match(response.body, /certificate_password_incorrect/);
+  it('shows real response schemas: described responses, literal unions as enums, the listening server URL', async () => {
+    const doc = (await api.as(null).get('/v1/openapi.json')).body;
+    const servers = new URL(doc.servers[0].url);
+    assert.equal(servers.port, new URL(server.url).port, `the listening port, not 0: ${doc.servers[0].url}`);
+    assert.equal(servers.pathname, '/v1');
+    const describedAs = new Set<string>();
+    for (const item of Object.values(doc.paths as Record<string, Record<string, any>>)) {
+      for (const [method, operation] of Object.entries(item)) if (method !== 'servers') for (const response of Object.values(operation.responses ?? {}) as any[]) describedAs.add(response.description);
+    }
+    assert.ok(!describedAs.has('Default Response'), 'no "Default Response"');
+    const create = doc.paths['/tasks/create'].post;
+    assert.equal(create.responses['200'].description, 'OK');
+    assert.deepEqual(create.requestBody.content['application/json'].schema.properties.cert_type.enum, ['enterprise', 'super']);
+    assert.equal(create.requestBody.content['application/json'].schema.properties.cert_type.type, 'string');
+    assert.deepEqual(create.responses['200'].content['application/json'].schema.properties.data.properties.status.enum, ['pending', 'processing', 'succeeded', 'failed', 'canceled']);
+  });
+
+  it('serves the API reference at /docs with swagger-ui, from its own files, under the strict CSP', async () => {
+    const page = await api.as(null).get('/docs');
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type') ?? '', /text\/html/);
+    assert.match(page.body, /<title>Signet API reference<\/title>/);
+    const scripts = [...String(page.body).matchAll(/<script src="([^"]+)"/g)].map((m) => m[1]!);
+    assert.ok(scripts.some((src) => src.endsWith('/swagger-ui-bundle.js')), scripts.join(','));
+    for (const src of scripts) {
+      const asset = await fetch(new URL(src, `${server.url}/docs`));
+      assert.equal(asset.status, 200, src);
+    }
+    const csp = String(page.headers.get('content-security-policy'));
+    assert.match(csp, /script-src 'self'(;|$)/);
+    assert.doesNotMatch(csp, /unsafe-inline|unsafe-eval/);
+    const shown = (await api.as(null).get('/docs/json')).body;
+    assert.deepEqual(shown, (await api.as(null).get('/v1/openapi.json')).body, 'the viewer shows /v1/openapi.json');
   });
 });

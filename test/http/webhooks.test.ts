@@ -75,7 +75,7 @@ it('signs the body with the account secret (t=…,v1=HMAC-SHA256 of "t.body")', 
 it('delivers task.succeeded, retrying after a failed attempt, and shows every attempt on the task', async () => {
   failuresLeft = 1;
   const fileKey = (await api.upload('w.apk', tinyApk())).body.data.file_key;
-  const taskId = (await api.post('/v1/tasks/create', { file_key: fileKey, cert_type: 'enterprise', callback_url: receiverUrl })).body.data.task_id;
+  const taskId = (await api.post('/v1/tasks/create', { file_key: fileKey, cert_type: 'enterprise', callback_url: receiverUrl, notes: 'Webhook notes' })).body.data.task_id;
   const task = await until('two delivery attempts', async () => {
     const t = (await api.get(`/v1/tasks/${taskId}`)).body.data;
     return t.webhook_deliveries.length >= 2 ? t : undefined;
@@ -94,4 +94,14 @@ it('delivers task.succeeded, retrying after a failed attempt, and shows every at
   assert.equal(payload.data.task_id, taskId);
   assert.equal(payload.data.status, 'succeeded');
   assert.equal(payload.data.artifact.size, task.artifact.size);
+  assert.equal(payload.data.notes, 'Webhook notes');
+  // The distribution links, the same the task shows (and GET /distribution gives).
+  const distribution = (await api.get(`/v1/tasks/${taskId}/distribution`)).body.data;
+  assert.deepEqual(payload.data.links, task.links);
+  assert.equal(payload.data.links.distribution_id, distribution.id);
+  assert.equal(payload.data.links.install_url, distribution.url);
+  assert.equal(payload.data.links.download_url, distribution.download_url);
+  assert.equal(payload.data.links.app_url, distribution.app_url);
+  assert.match(payload.data.links.app_url, /\/a\/[0-9A-Za-z]+$/);
+  assert.equal(payload.data.links.itms_services_url, null, 'an APK has no itms-services link');
 });

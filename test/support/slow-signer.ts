@@ -85,3 +85,27 @@ export function killingSigner(platform: Platform): Signer {
     },
   };
 }
+
+/** The package name that makes judgingSigner fail a task (found in the APK's bytes, UTF-8 or UTF-16). */
+export const FAILING_PACKAGE = 'com.example.mustfail';
+
+/**
+ * Waits `delayMs`, then copies the input as the artifact, unless the package names
+ * FAILING_PACKAGE: then it fails with the engine code apk_invalid. Lets one server show both a
+ * succeeding and a failing task.
+ */
+export function judgingSigner(platform: Platform, delayMs: number): Signer {
+  return {
+    platform,
+    certTypes: ['enterprise'],
+    async sign(request: SignRequest): Promise<SignResult> {
+      await sleep(delayMs, undefined, { signal: request.signal });
+      const input = await readFile(request.inputPath);
+      if (input.includes(Buffer.from(FAILING_PACKAGE, 'utf16le')) || input.includes(Buffer.from(FAILING_PACKAGE))) {
+        throw new SigningError('apk_invalid', `test signer: ${FAILING_PACKAGE} is refused`);
+      }
+      await copyFile(request.inputPath, request.outputPath);
+      return { app: { bundleId: null, name: null, version: null, build: null }, verification: ['test-only copy'] };
+    },
+  };
+}

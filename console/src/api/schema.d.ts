@@ -23,7 +23,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -62,7 +62,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -98,7 +98,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -132,7 +132,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -147,7 +147,10 @@ export interface paths {
                                  * @description ISO 8601 UTC timestamp.
                                  */
                                 created_at: string;
-                                /** @description How this request authenticated. */
+                                /**
+                                 * @description How this request authenticated.
+                                 * @enum {string}
+                                 */
                                 credential: "api_key" | "session";
                                 /** @description `acc_…` */
                                 id: string;
@@ -247,7 +250,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -372,7 +375,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -513,7 +516,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -660,7 +663,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -800,7 +803,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -837,12 +840,15 @@ export interface paths {
                                         distribution_id: string;
                                         downloads: number;
                                         enabled: boolean;
+                                        /** @description Release notes (plain text or Markdown). */
+                                        notes: string | null;
                                         task_id: string;
                                         /** @description The install page. */
                                         url: string | null;
                                         version: string | null;
                                     } | null;
                                     name: string | null;
+                                    /** @enum {string} */
                                     platform: "ios" | "android";
                                     /** @description QR code of the permanent link (SVG). */
                                     qr_code_url: string | null;
@@ -950,7 +956,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -992,12 +998,15 @@ export interface paths {
                                     distribution_id: string;
                                     downloads: number;
                                     enabled: boolean;
+                                    /** @description Release notes (plain text or Markdown). */
+                                    notes: string | null;
                                     task_id: string;
                                     /** @description The install page. */
                                     url: string | null;
                                     version: string | null;
                                 } | null;
                                 name: string | null;
+                                /** @enum {string} */
                                 platform: "ios" | "android";
                                 /** @description QR code of the permanent link (SVG). */
                                 qr_code_url: string | null;
@@ -1013,6 +1022,8 @@ export interface paths {
                                     distribution_id: string;
                                     downloads: number;
                                     enabled: boolean;
+                                    /** @description Release notes (plain text or Markdown). */
+                                    notes: string | null;
                                     task_id: string;
                                     /** @description The install page. */
                                     url: string | null;
@@ -1080,10 +1091,33 @@ export interface paths {
                                     file_key: string;
                                     file_name: string;
                                     finished_at: string | null;
+                                    /** @description Where the signed app is installed from, once the task succeeded. */
+                                    links: {
+                                        /** @description The app's permanent link, which always serves its newest release. */
+                                        app_url: string | null;
+                                        /** @description `dst_…`: the install link (GET/PATCH /distributions/{id}). */
+                                        distribution_id: string;
+                                        /** @description Direct download of the signed package (counted). */
+                                        download_url: string;
+                                        /** @description The public install page. */
+                                        install_url: string;
+                                        /** @description iOS: the `itms-services://` link that installs the app. */
+                                        itms_services_url: string | null;
+                                        /** @description iOS: the OTA manifest. */
+                                        manifest_url: string | null;
+                                        /** @description QR code of the install page (SVG). */
+                                        qr_code_url: string;
+                                    } | null;
                                     max_attempts: number;
+                                    /** @description Release notes (plain text or Markdown) shown on the install page and in the history. */
+                                    notes: string | null;
+                                    /** @enum {string} */
                                     platform: "ios" | "android";
                                     started_at: string | null;
-                                    /** @description `pending → processing → succeeded | failed | canceled`. */
+                                    /**
+                                     * @description `pending → processing → succeeded | failed | canceled`.
+                                     * @enum {string}
+                                     */
                                     status: "pending" | "processing" | "succeeded" | "failed" | "canceled";
                                     /** @description `tsk_…` */
                                     task_id: string;
@@ -1117,7 +1151,10 @@ export interface paths {
                                         duration_ms: number;
                                         error: string | null;
                                         event: string;
-                                        /** @description `refused`: the destination is a private, loopback or metadata address that SIGNET_OUTBOUND_ALLOW does not admit; nothing was sent. */
+                                        /**
+                                         * @description `refused`: the destination is a private, loopback or metadata address that SIGNET_OUTBOUND_ALLOW does not admit; nothing was sent.
+                                         * @enum {string}
+                                         */
                                         outcome: "delivered" | "failed" | "refused";
                                         status_code: number | null;
                                     }[];
@@ -1150,6 +1187,9 @@ export interface paths {
                                     file_name: string;
                                     /** @description Display name. */
                                     name: string | null;
+                                    /** @description Release notes sent with the upload (plain text or Markdown); a task created from it without notes of its own takes them. */
+                                    notes: string | null;
+                                    /** @enum {string} */
                                     platform: "ios" | "android";
                                     /** @description Lowercase hex SHA-256 of the file. */
                                     sha256: string;
@@ -1263,7 +1303,7 @@ export interface paths {
         put?: never;
         /**
          * Upload an .ipa or .apk
-         * @description Multipart form with one file field `file`. The file is streamed to storage while its SHA-256 is computed; at most 2147483648 bytes. Returns a `file_key` for POST /tasks/create, valid until `expires_at`.
+         * @description Multipart form with one file field `file` and, optionally, release notes in the text field `notes` (plain text or Markdown, at most 10 KB; `release_notes` and `changelog` are accepted as other names), before or after the file. The file is streamed to storage while its SHA-256 is computed; at most 2147483648 bytes. Returns a `file_key` for POST /tasks/create, valid until `expires_at`.
          */
         post: {
             parameters: {
@@ -1280,11 +1320,13 @@ export interface paths {
                          * @description The .ipa or .apk (at most 2 GiB).
                          */
                         file: string;
+                        /** @description Release notes, plain text or Markdown, at most 10 KB (`release_notes` and `changelog` are accepted as other names). */
+                        notes?: string;
                     };
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1315,6 +1357,9 @@ export interface paths {
                                 file_name: string;
                                 /** @description Display name. */
                                 name: string | null;
+                                /** @description Release notes sent with the upload (plain text or Markdown); a task created from it without notes of its own takes them. */
+                                notes: string | null;
+                                /** @enum {string} */
                                 platform: "ios" | "android";
                                 /** @description Lowercase hex SHA-256 of the file. */
                                 sha256: string;
@@ -1326,7 +1371,10 @@ export interface paths {
                         };
                     };
                 };
-                /** @description `invalid_request`: The request is malformed or a field is missing or invalid. */
+                /**
+                 * @description `invalid_request`: The request is malformed or a field is missing or invalid.
+                 *     `notes_too_large`: The release notes exceed 10 KB (10,240 bytes of UTF-8).
+                 */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -1498,7 +1546,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1651,7 +1699,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1769,7 +1817,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -1784,7 +1832,10 @@ export interface paths {
                                     /** @description `acc_…` */
                                     id: string;
                                     name: string;
-                                    /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                    /**
+                                     * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                     * @enum {string}
+                                     */
                                     role: "owner" | "admin" | "developer" | "viewer";
                                 } | null;
                                 /** @description Every account the user is a member of. */
@@ -1792,7 +1843,10 @@ export interface paths {
                                     /** @description `acc_…` */
                                     id: string;
                                     name: string;
-                                    /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                    /**
+                                     * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                     * @enum {string}
+                                     */
                                     role: "owner" | "admin" | "developer" | "viewer";
                                 }[];
                                 /** @description Send it as `X-CSRF-Token` on every request that changes something. */
@@ -1907,7 +1961,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -2033,7 +2087,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -2156,7 +2210,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -2182,7 +2236,10 @@ export interface paths {
                                         /** @description Every finding, most severe first. */
                                         findings: {
                                             reason: string;
-                                            /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                            /**
+                                             * @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why).
+                                             * @enum {string}
+                                             */
                                             state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
                                         }[];
                                         /** @description Why, for the state shown; null when ok. */
@@ -2196,15 +2253,24 @@ export interface paths {
                                             responder: string | null;
                                             revocation_reason: string | null;
                                             revoked_at: string | null;
-                                            /** @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason). */
+                                            /**
+                                             * @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason).
+                                             * @enum {string}
+                                             */
                                             status: "good" | "revoked" | "unknown" | "unchecked" | "not_applicable" | "error";
                                         } | null;
-                                        /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                        /**
+                                         * @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why).
+                                         * @enum {string}
+                                         */
                                         state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
                                     };
                                     /** @description `crt_…` */
                                     id: string;
-                                    /** @description `ios_enterprise`: in-house profiles; `ios_adhoc`: ad-hoc profiles (installs on the devices they list); `ios_development`: development profiles; `android`: a keystore. */
+                                    /**
+                                     * @description `ios_enterprise`: in-house profiles; `ios_adhoc`: ad-hoc profiles (installs on the devices they list); `ios_development`: development profiles; `android`: a keystore.
+                                     * @enum {string}
+                                     */
                                     kind: "ios_enterprise" | "ios_adhoc" | "ios_development" | "android";
                                     /** @description Install links signed with it that can still be used (enabled, unexpired, quota left). */
                                     live_links: number;
@@ -2369,7 +2435,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -2394,7 +2460,10 @@ export interface paths {
                                     /** @description Every finding, most severe first. */
                                     findings: {
                                         reason: string;
-                                        /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                        /**
+                                         * @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why).
+                                         * @enum {string}
+                                         */
                                         state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
                                     }[];
                                     /** @description Why, for the state shown; null when ok. */
@@ -2408,15 +2477,24 @@ export interface paths {
                                         responder: string | null;
                                         revocation_reason: string | null;
                                         revoked_at: string | null;
-                                        /** @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason). */
+                                        /**
+                                         * @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason).
+                                         * @enum {string}
+                                         */
                                         status: "good" | "revoked" | "unknown" | "unchecked" | "not_applicable" | "error";
                                     } | null;
-                                    /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                    /**
+                                     * @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why).
+                                     * @enum {string}
+                                     */
                                     state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
                                 };
                                 /** @description `crt_…` */
                                 id: string;
-                                /** @description `ios_enterprise`: in-house profiles; `ios_adhoc`: ad-hoc profiles (installs on the devices they list); `ios_development`: development profiles; `android`: a keystore. */
+                                /**
+                                 * @description `ios_enterprise`: in-house profiles; `ios_adhoc`: ad-hoc profiles (installs on the devices they list); `ios_development`: development profiles; `android`: a keystore.
+                                 * @enum {string}
+                                 */
                                 kind: "ios_enterprise" | "ios_adhoc" | "ios_development" | "android";
                                 /** @description Install links signed with it that can still be used (enabled, unexpired, quota left). */
                                 live_links: number;
@@ -2608,7 +2686,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -2633,7 +2711,10 @@ export interface paths {
                                     /** @description Every finding, most severe first. */
                                     findings: {
                                         reason: string;
-                                        /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                        /**
+                                         * @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why).
+                                         * @enum {string}
+                                         */
                                         state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
                                     }[];
                                     /** @description Why, for the state shown; null when ok. */
@@ -2647,15 +2728,24 @@ export interface paths {
                                         responder: string | null;
                                         revocation_reason: string | null;
                                         revoked_at: string | null;
-                                        /** @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason). */
+                                        /**
+                                         * @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason).
+                                         * @enum {string}
+                                         */
                                         status: "good" | "revoked" | "unknown" | "unchecked" | "not_applicable" | "error";
                                     } | null;
-                                    /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                    /**
+                                     * @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why).
+                                     * @enum {string}
+                                     */
                                     state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
                                 };
                                 /** @description `crt_…` */
                                 id: string;
-                                /** @description `ios_enterprise`: in-house profiles; `ios_adhoc`: ad-hoc profiles (installs on the devices they list); `ios_development`: development profiles; `android`: a keystore. */
+                                /**
+                                 * @description `ios_enterprise`: in-house profiles; `ios_adhoc`: ad-hoc profiles (installs on the devices they list); `ios_development`: development profiles; `android`: a keystore.
+                                 * @enum {string}
+                                 */
                                 kind: "ios_enterprise" | "ios_adhoc" | "ios_development" | "android";
                                 /** @description Install links signed with it that can still be used (enabled, unexpired, quota left). */
                                 live_links: number;
@@ -2809,7 +2899,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -2949,7 +3039,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3088,7 +3178,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3272,7 +3362,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3415,7 +3505,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3541,6 +3631,213 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/certificates/{certificate_id}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-sign every live release of a certificate with another
+         * @description Every release whose install link is live (enabled, unexpired) and was signed with this certificate is signed again with `to` by a background task; each link keeps its URL and serves the new build once it has verified (the old one until then). `dry_run: true` lists what would be re-signed and changes nothing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description `crt_…`: the certificate being replaced. */
+                    certificate_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @default false */
+                        dry_run?: boolean;
+                        /** @description `crt_…`: the replacement, of the same kind. */
+                        to: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {number} */
+                            code: 200;
+                            data: {
+                                counts: {
+                                    done: number;
+                                    failed: number;
+                                    planned: number;
+                                    running: number;
+                                    skipped: number;
+                                };
+                                created_at: string | null;
+                                dry_run: boolean;
+                                from_certificate_id: string;
+                                /** @description `rot_…`; null for a dry run (nothing was stored). */
+                                id: string | null;
+                                items: {
+                                    app: {
+                                        build: string | null;
+                                        bundle_id: string | null;
+                                        name: string | null;
+                                        version: string | null;
+                                    };
+                                    distribution_id: string;
+                                    error: string | null;
+                                    /** @description The task re-signing it (an ordinary task: GET /v1/tasks/{id}). */
+                                    new_task_id: string | null;
+                                    old_task_id: string;
+                                    platform: string;
+                                    /**
+                                     * @description `planned` (dry run); `running`: its task signs; `done`: the link serves the new build; `failed`: the task failed, the link keeps the old build; `skipped`: the package is no longer stored, or the link changed meanwhile.
+                                     * @enum {string}
+                                     */
+                                    state: "planned" | "running" | "done" | "failed" | "skipped";
+                                    /** @description The install page; it keeps its URL. */
+                                    url: string;
+                                }[];
+                                /** @enum {string} */
+                                state: "planned" | "running" | "done" | "failed";
+                                to_certificate_id: string;
+                            };
+                        };
+                    };
+                };
+                /** @description `invalid_request`: The request is malformed or a field is missing or invalid. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `unauthorized`: A valid API key (Authorization: Bearer sk_…) or console session is required. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `certificate_not_found`: No certificate with this id. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `rotation_in_progress`: A rotation of this certificate is still re-signing its releases. */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /**
+                 * @description `certificate_expired`: The signing certificate has expired.
+                 *     `certificate_revoked`: The certificate was revoked by its issuer (OCSP); nothing signed with it will launch.
+                 */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `rate_limited`: Too many requests for this API key; retry after the time in Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `internal_error`: An unexpected error occurred. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/d/{slug}": {
         parameters: {
             query?: never;
@@ -3563,7 +3860,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3585,7 +3882,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3622,7 +3919,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3659,7 +3956,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3698,7 +3995,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3734,7 +4031,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3770,7 +4067,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3806,7 +4103,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3847,7 +4144,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3884,7 +4181,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3918,7 +4215,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -3944,7 +4241,10 @@ export interface paths {
                                         /** @description Every finding, most severe first. */
                                         findings: {
                                             reason: string;
-                                            /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                            /**
+                                             * @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why).
+                                             * @enum {string}
+                                             */
                                             state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
                                         }[];
                                         /** @description Why, for the state shown; null when ok. */
@@ -3958,10 +4258,16 @@ export interface paths {
                                             responder: string | null;
                                             revocation_reason: string | null;
                                             revoked_at: string | null;
-                                            /** @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason). */
+                                            /**
+                                             * @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason).
+                                             * @enum {string}
+                                             */
                                             status: "good" | "revoked" | "unknown" | "unchecked" | "not_applicable" | "error";
                                         } | null;
-                                        /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                        /**
+                                         * @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why).
+                                         * @enum {string}
+                                         */
                                         state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
                                     };
                                     /**
@@ -3974,7 +4280,10 @@ export interface paths {
                                      * @description ISO 8601 UTC timestamp.
                                      */
                                     created_at: string;
-                                    /** @description `ok`, or why the account cannot take new devices: the API key was rejected, agreements must be accepted, the certificate expired or was revoked, or Apple was unreachable at the last check. */
+                                    /**
+                                     * @description `ok`, or why the account cannot take new devices: the API key was rejected, agreements must be accepted, the certificate expired or was revoked, or Apple was unreachable at the last check.
+                                     * @enum {string}
+                                     */
                                     health: "ok" | "key_rejected" | "agreement_required" | "certificate_expired" | "certificate_revoked" | "unreachable";
                                     /** @description Apple's explanation when health is not ok. */
                                     health_detail: string | null;
@@ -4090,7 +4399,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -4115,7 +4424,10 @@ export interface paths {
                                     /** @description Every finding, most severe first. */
                                     findings: {
                                         reason: string;
-                                        /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                        /**
+                                         * @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why).
+                                         * @enum {string}
+                                         */
                                         state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
                                     }[];
                                     /** @description Why, for the state shown; null when ok. */
@@ -4129,10 +4441,16 @@ export interface paths {
                                         responder: string | null;
                                         revocation_reason: string | null;
                                         revoked_at: string | null;
-                                        /** @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason). */
+                                        /**
+                                         * @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason).
+                                         * @enum {string}
+                                         */
                                         status: "good" | "revoked" | "unknown" | "unchecked" | "not_applicable" | "error";
                                     } | null;
-                                    /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                    /**
+                                     * @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why).
+                                     * @enum {string}
+                                     */
                                     state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
                                 };
                                 /**
@@ -4145,7 +4463,10 @@ export interface paths {
                                  * @description ISO 8601 UTC timestamp.
                                  */
                                 created_at: string;
-                                /** @description `ok`, or why the account cannot take new devices: the API key was rejected, agreements must be accepted, the certificate expired or was revoked, or Apple was unreachable at the last check. */
+                                /**
+                                 * @description `ok`, or why the account cannot take new devices: the API key was rejected, agreements must be accepted, the certificate expired or was revoked, or Apple was unreachable at the last check.
+                                 * @enum {string}
+                                 */
                                 health: "ok" | "key_rejected" | "agreement_required" | "certificate_expired" | "certificate_revoked" | "unreachable";
                                 /** @description Apple's explanation when health is not ok. */
                                 health_detail: string | null;
@@ -4347,7 +4668,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -4372,7 +4693,10 @@ export interface paths {
                                     /** @description Every finding, most severe first. */
                                     findings: {
                                         reason: string;
-                                        /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                        /**
+                                         * @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why).
+                                         * @enum {string}
+                                         */
                                         state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
                                     }[];
                                     /** @description Why, for the state shown; null when ok. */
@@ -4386,10 +4710,16 @@ export interface paths {
                                         responder: string | null;
                                         revocation_reason: string | null;
                                         revoked_at: string | null;
-                                        /** @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason). */
+                                        /**
+                                         * @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason).
+                                         * @enum {string}
+                                         */
                                         status: "good" | "revoked" | "unknown" | "unchecked" | "not_applicable" | "error";
                                     } | null;
-                                    /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                    /**
+                                     * @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why).
+                                     * @enum {string}
+                                     */
                                     state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
                                 };
                                 /**
@@ -4402,7 +4732,10 @@ export interface paths {
                                  * @description ISO 8601 UTC timestamp.
                                  */
                                 created_at: string;
-                                /** @description `ok`, or why the account cannot take new devices: the API key was rejected, agreements must be accepted, the certificate expired or was revoked, or Apple was unreachable at the last check. */
+                                /**
+                                 * @description `ok`, or why the account cannot take new devices: the API key was rejected, agreements must be accepted, the certificate expired or was revoked, or Apple was unreachable at the last check.
+                                 * @enum {string}
+                                 */
                                 health: "ok" | "key_rejected" | "agreement_required" | "certificate_expired" | "certificate_revoked" | "unreachable";
                                 /** @description Apple's explanation when health is not ok. */
                                 health_detail: string | null;
@@ -4537,7 +4870,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -4665,7 +4998,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -4690,7 +5023,10 @@ export interface paths {
                                     /** @description Every finding, most severe first. */
                                     findings: {
                                         reason: string;
-                                        /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                        /**
+                                         * @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why).
+                                         * @enum {string}
+                                         */
                                         state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
                                     }[];
                                     /** @description Why, for the state shown; null when ok. */
@@ -4704,10 +5040,16 @@ export interface paths {
                                         responder: string | null;
                                         revocation_reason: string | null;
                                         revoked_at: string | null;
-                                        /** @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason). */
+                                        /**
+                                         * @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason).
+                                         * @enum {string}
+                                         */
                                         status: "good" | "revoked" | "unknown" | "unchecked" | "not_applicable" | "error";
                                     } | null;
-                                    /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                    /**
+                                     * @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why).
+                                     * @enum {string}
+                                     */
                                     state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
                                 };
                                 /**
@@ -4720,7 +5062,10 @@ export interface paths {
                                  * @description ISO 8601 UTC timestamp.
                                  */
                                 created_at: string;
-                                /** @description `ok`, or why the account cannot take new devices: the API key was rejected, agreements must be accepted, the certificate expired or was revoked, or Apple was unreachable at the last check. */
+                                /**
+                                 * @description `ok`, or why the account cannot take new devices: the API key was rejected, agreements must be accepted, the certificate expired or was revoked, or Apple was unreachable at the last check.
+                                 * @enum {string}
+                                 */
                                 health: "ok" | "key_rejected" | "agreement_required" | "certificate_expired" | "certificate_revoked" | "unreachable";
                                 /** @description Apple's explanation when health is not ok. */
                                 health_detail: string | null;
@@ -4943,7 +5288,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -4968,7 +5313,10 @@ export interface paths {
                                     /** @description Every finding, most severe first. */
                                     findings: {
                                         reason: string;
-                                        /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                        /**
+                                         * @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why).
+                                         * @enum {string}
+                                         */
                                         state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
                                     }[];
                                     /** @description Why, for the state shown; null when ok. */
@@ -4982,10 +5330,16 @@ export interface paths {
                                         responder: string | null;
                                         revocation_reason: string | null;
                                         revoked_at: string | null;
-                                        /** @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason). */
+                                        /**
+                                         * @description `good`, `revoked`, `unknown`: the OCSP responder's answer; `not_applicable`: the certificate names no responder; `error`: asking failed (see reason).
+                                         * @enum {string}
+                                         */
                                         status: "good" | "revoked" | "unknown" | "unchecked" | "not_applicable" | "error";
                                     } | null;
-                                    /** @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why). */
+                                    /**
+                                     * @description `ok`; `expiring` (certificate or a profile within SIGNET_CERT_EXPIRING_DAYS); `expired`; `revoked` (its OCSP responder says so); `profile_expired`; `profile_mismatch` (no profile, or one of another team); `unknown` (revocation could not be checked: `reason` says why).
+                                     * @enum {string}
+                                     */
                                     state: "ok" | "expiring" | "expired" | "revoked" | "profile_expired" | "profile_mismatch" | "unknown";
                                 };
                                 /**
@@ -4998,7 +5352,10 @@ export interface paths {
                                  * @description ISO 8601 UTC timestamp.
                                  */
                                 created_at: string;
-                                /** @description `ok`, or why the account cannot take new devices: the API key was rejected, agreements must be accepted, the certificate expired or was revoked, or Apple was unreachable at the last check. */
+                                /**
+                                 * @description `ok`, or why the account cannot take new devices: the API key was rejected, agreements must be accepted, the certificate expired or was revoked, or Apple was unreachable at the last check.
+                                 * @enum {string}
+                                 */
                                 health: "ok" | "key_rejected" | "agreement_required" | "certificate_expired" | "certificate_revoked" | "unreachable";
                                 /** @description Apple's explanation when health is not ok. */
                                 health_detail: string | null;
@@ -5174,7 +5531,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -5226,6 +5583,7 @@ export interface paths {
                                     /** @description Download quota; null: unlimited. */
                                     max_downloads: number | null;
                                     password_protected: boolean;
+                                    /** @enum {string} */
                                     platform: "ios" | "android";
                                     /** @description QR code of the install page (SVG; `.png` also exists). */
                                     qr_code_url: string;
@@ -5346,7 +5704,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -5397,6 +5755,7 @@ export interface paths {
                                 /** @description Download quota; null: unlimited. */
                                 max_downloads: number | null;
                                 password_protected: boolean;
+                                /** @enum {string} */
                                 platform: "ios" | "android";
                                 /** @description QR code of the install page (SVG; `.png` also exists). */
                                 qr_code_url: string;
@@ -5537,7 +5896,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -5588,6 +5947,7 @@ export interface paths {
                                 /** @description Download quota; null: unlimited. */
                                 max_downloads: number | null;
                                 password_protected: boolean;
+                                /** @enum {string} */
                                 platform: "ios" | "android";
                                 /** @description QR code of the install page (SVG; `.png` also exists). */
                                 qr_code_url: string;
@@ -5696,29 +6056,120 @@ export interface paths {
         };
         trace?: never;
     };
-    "/docs": {
+    "/events": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** API reference (HTML) */
+        /**
+         * Recent events of the account, newest first
+         * @description `alerts=true`: only what needs attention (certificate.expiring, certificate.expired, certificate.revoked, developer_account.unhealthy, task.failed, distribution.quota_reached).
+         */
         get: {
             parameters: {
-                query?: never;
+                query?: {
+                    alerts?: boolean;
+                    limit?: number;
+                    /** @description `certificate.expiring` / `certificate.expired` / `certificate.revoked`: a certificate's health became that; `developer_account.unhealthy`: a developer account's certificate expired or was revoked, or Apple refused its key or wants agreements accepted; `task.succeeded` / `task.failed`: a task ended; `distribution.quota_reached`: an install link's download quota filled. Each is sent once per change of state. */
+                    type?: "certificate.expiring" | "certificate.expired" | "certificate.revoked" | "developer_account.unhealthy" | "task.succeeded" | "task.failed" | "distribution.quota_reached";
+                };
                 header?: never;
                 path?: never;
                 cookie?: never;
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
                     };
-                    content?: never;
+                    content: {
+                        "application/json": {
+                            /** @enum {number} */
+                            code: 200;
+                            data: {
+                                items: {
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601 UTC timestamp.
+                                     */
+                                    created_at: string;
+                                    data: unknown;
+                                    /** @description `evt_…` */
+                                    id: string;
+                                    subject_id: string;
+                                    type: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description `invalid_request`: The request is malformed or a field is missing or invalid. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `unauthorized`: A valid API key (Authorization: Bearer sk_…) or console session is required. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `rate_limited`: Too many requests for this API key; retry after the time in Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `internal_error`: An unexpected error occurred. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
                 };
             };
         };
@@ -5747,7 +6198,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -5818,7 +6269,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -5842,7 +6293,10 @@ export interface paths {
                                     expires_at: string;
                                     /** @description `inv_…` */
                                     id: string;
-                                    /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                    /**
+                                     * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                     * @enum {string}
+                                     */
                                     role: "owner" | "admin" | "developer" | "viewer";
                                 }[];
                             };
@@ -5947,13 +6401,16 @@ export interface paths {
                 content: {
                     "application/json": {
                         email: string;
-                        /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                        /**
+                         * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                         * @enum {string}
+                         */
                         role: "owner" | "admin" | "developer" | "viewer";
                     };
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -5976,7 +6433,10 @@ export interface paths {
                                 expires_at: string;
                                 /** @description `inv_…` */
                                 id: string;
-                                /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                /**
+                                 * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                 * @enum {string}
+                                 */
                                 role: "owner" | "admin" | "developer" | "viewer";
                                 /** @description The invitation link, shown only now: hand it to the invitee. */
                                 url: string;
@@ -6115,7 +6575,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -6268,7 +6728,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -6283,7 +6743,10 @@ export interface paths {
                                     /** @description `acc_…` */
                                     id: string;
                                     name: string;
-                                    /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                    /**
+                                     * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                     * @enum {string}
+                                     */
                                     role: "owner" | "admin" | "developer" | "viewer";
                                 } | null;
                                 /** @description Every account the user is a member of. */
@@ -6291,7 +6754,10 @@ export interface paths {
                                     /** @description `acc_…` */
                                     id: string;
                                     name: string;
-                                    /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                    /**
+                                     * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                     * @enum {string}
+                                     */
                                     role: "owner" | "admin" | "developer" | "viewer";
                                 }[];
                                 /** @description Send it as `X-CSRF-Token` on every request that changes something. */
@@ -6422,7 +6888,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -6439,7 +6905,10 @@ export interface paths {
                                  * @description ISO 8601 UTC timestamp.
                                  */
                                 expires_at: string;
-                                /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                /**
+                                 * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                 * @enum {string}
+                                 */
                                 role: "owner" | "admin" | "developer" | "viewer";
                                 /** @description Accepting asks for the existing password instead of a new one. */
                                 user_exists: boolean;
@@ -6522,7 +6991,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -6540,7 +7009,10 @@ export interface paths {
                                      */
                                     joined_at: string;
                                     name: string | null;
-                                    /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                    /**
+                                     * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                     * @enum {string}
+                                     */
                                     role: "owner" | "admin" | "developer" | "viewer";
                                     /** @description `usr_…` */
                                     user_id: string;
@@ -6646,7 +7118,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -6800,13 +7272,16 @@ export interface paths {
             requestBody: {
                 content: {
                     "application/json": {
-                        /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                        /**
+                         * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                         * @enum {string}
+                         */
                         role: "owner" | "admin" | "developer" | "viewer";
                     };
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -6823,7 +7298,10 @@ export interface paths {
                                  */
                                 joined_at: string;
                                 name: string | null;
-                                /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                /**
+                                 * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                 * @enum {string}
+                                 */
                                 role: "owner" | "admin" | "developer" | "viewer";
                                 /** @description `usr_…` */
                                 user_id: string;
@@ -6976,7 +7454,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -7118,7 +7596,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -7152,7 +7630,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -7225,6 +7703,309 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/rotations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Recent certificate rotations, newest first */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {number} */
+                            code: 200;
+                            data: {
+                                items: {
+                                    counts: {
+                                        done: number;
+                                        failed: number;
+                                        planned: number;
+                                        running: number;
+                                        skipped: number;
+                                    };
+                                    created_at: string | null;
+                                    dry_run: boolean;
+                                    from_certificate_id: string;
+                                    /** @description `rot_…`; null for a dry run (nothing was stored). */
+                                    id: string | null;
+                                    items: {
+                                        app: {
+                                            build: string | null;
+                                            bundle_id: string | null;
+                                            name: string | null;
+                                            version: string | null;
+                                        };
+                                        distribution_id: string;
+                                        error: string | null;
+                                        /** @description The task re-signing it (an ordinary task: GET /v1/tasks/{id}). */
+                                        new_task_id: string | null;
+                                        old_task_id: string;
+                                        platform: string;
+                                        /**
+                                         * @description `planned` (dry run); `running`: its task signs; `done`: the link serves the new build; `failed`: the task failed, the link keeps the old build; `skipped`: the package is no longer stored, or the link changed meanwhile.
+                                         * @enum {string}
+                                         */
+                                        state: "planned" | "running" | "done" | "failed" | "skipped";
+                                        /** @description The install page; it keeps its URL. */
+                                        url: string;
+                                    }[];
+                                    /** @enum {string} */
+                                    state: "planned" | "running" | "done" | "failed";
+                                    to_certificate_id: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description `invalid_request`: The request is malformed or a field is missing or invalid. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `unauthorized`: A valid API key (Authorization: Bearer sk_…) or console session is required. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `rate_limited`: Too many requests for this API key; retry after the time in Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `internal_error`: An unexpected error occurred. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/rotations/{rotation_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** A certificate rotation and its progress */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description `rot_…` */
+                    rotation_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {number} */
+                            code: 200;
+                            data: {
+                                counts: {
+                                    done: number;
+                                    failed: number;
+                                    planned: number;
+                                    running: number;
+                                    skipped: number;
+                                };
+                                created_at: string | null;
+                                dry_run: boolean;
+                                from_certificate_id: string;
+                                /** @description `rot_…`; null for a dry run (nothing was stored). */
+                                id: string | null;
+                                items: {
+                                    app: {
+                                        build: string | null;
+                                        bundle_id: string | null;
+                                        name: string | null;
+                                        version: string | null;
+                                    };
+                                    distribution_id: string;
+                                    error: string | null;
+                                    /** @description The task re-signing it (an ordinary task: GET /v1/tasks/{id}). */
+                                    new_task_id: string | null;
+                                    old_task_id: string;
+                                    platform: string;
+                                    /**
+                                     * @description `planned` (dry run); `running`: its task signs; `done`: the link serves the new build; `failed`: the task failed, the link keeps the old build; `skipped`: the package is no longer stored, or the link changed meanwhile.
+                                     * @enum {string}
+                                     */
+                                    state: "planned" | "running" | "done" | "failed" | "skipped";
+                                    /** @description The install page; it keeps its URL. */
+                                    url: string;
+                                }[];
+                                /** @enum {string} */
+                                state: "planned" | "running" | "done" | "failed";
+                                to_certificate_id: string;
+                            };
+                        };
+                    };
+                };
+                /** @description `invalid_request`: The request is malformed or a field is missing or invalid. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `unauthorized`: A valid API key (Authorization: Bearer sk_…) or console session is required. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `rotation_not_found`: No certificate rotation with this id. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `rate_limited`: Too many requests for this API key; retry after the time in Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `internal_error`: An unexpected error occurred. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/session": {
         parameters: {
             query?: never;
@@ -7242,7 +8023,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -7257,7 +8038,10 @@ export interface paths {
                                     /** @description `acc_…` */
                                     id: string;
                                     name: string;
-                                    /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                    /**
+                                     * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                     * @enum {string}
+                                     */
                                     role: "owner" | "admin" | "developer" | "viewer";
                                 } | null;
                                 /** @description Every account the user is a member of. */
@@ -7265,7 +8049,10 @@ export interface paths {
                                     /** @description `acc_…` */
                                     id: string;
                                     name: string;
-                                    /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                    /**
+                                     * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                     * @enum {string}
+                                     */
                                     role: "owner" | "admin" | "developer" | "viewer";
                                 }[];
                                 /** @description Send it as `X-CSRF-Token` on every request that changes something. */
@@ -7390,7 +8177,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -7405,7 +8192,10 @@ export interface paths {
                                     /** @description `acc_…` */
                                     id: string;
                                     name: string;
-                                    /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                    /**
+                                     * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                     * @enum {string}
+                                     */
                                     role: "owner" | "admin" | "developer" | "viewer";
                                 } | null;
                                 /** @description Every account the user is a member of. */
@@ -7413,7 +8203,10 @@ export interface paths {
                                     /** @description `acc_…` */
                                     id: string;
                                     name: string;
-                                    /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                    /**
+                                     * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                     * @enum {string}
+                                     */
                                     role: "owner" | "admin" | "developer" | "viewer";
                                 }[];
                                 /** @description Send it as `X-CSRF-Token` on every request that changes something. */
@@ -7564,7 +8357,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -7643,7 +8436,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -7658,7 +8451,10 @@ export interface paths {
                                     /** @description `acc_…` */
                                     id: string;
                                     name: string;
-                                    /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                    /**
+                                     * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                     * @enum {string}
+                                     */
                                     role: "owner" | "admin" | "developer" | "viewer";
                                 } | null;
                                 /** @description Every account the user is a member of. */
@@ -7666,7 +8462,10 @@ export interface paths {
                                     /** @description `acc_…` */
                                     id: string;
                                     name: string;
-                                    /** @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only. */
+                                    /**
+                                     * @description `owner`: everything, including owners and the account; `admin`: certificates, developer accounts, API keys, links, members; `developer`: upload, tasks, links; `viewer`: read only.
+                                     * @enum {string}
+                                     */
                                     role: "owner" | "admin" | "developer" | "viewer";
                                 }[];
                                 /** @description Send it as `X-CSRF-Token` on every request that changes something. */
@@ -7801,7 +8600,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -7872,10 +8671,33 @@ export interface paths {
                                     file_key: string;
                                     file_name: string;
                                     finished_at: string | null;
+                                    /** @description Where the signed app is installed from, once the task succeeded. */
+                                    links: {
+                                        /** @description The app's permanent link, which always serves its newest release. */
+                                        app_url: string | null;
+                                        /** @description `dst_…`: the install link (GET/PATCH /distributions/{id}). */
+                                        distribution_id: string;
+                                        /** @description Direct download of the signed package (counted). */
+                                        download_url: string;
+                                        /** @description The public install page. */
+                                        install_url: string;
+                                        /** @description iOS: the `itms-services://` link that installs the app. */
+                                        itms_services_url: string | null;
+                                        /** @description iOS: the OTA manifest. */
+                                        manifest_url: string | null;
+                                        /** @description QR code of the install page (SVG). */
+                                        qr_code_url: string;
+                                    } | null;
                                     max_attempts: number;
+                                    /** @description Release notes (plain text or Markdown) shown on the install page and in the history. */
+                                    notes: string | null;
+                                    /** @enum {string} */
                                     platform: "ios" | "android";
                                     started_at: string | null;
-                                    /** @description `pending → processing → succeeded | failed | canceled`. */
+                                    /**
+                                     * @description `pending → processing → succeeded | failed | canceled`.
+                                     * @enum {string}
+                                     */
                                     status: "pending" | "processing" | "succeeded" | "failed" | "canceled";
                                     /** @description `tsk_…` */
                                     task_id: string;
@@ -7909,7 +8731,10 @@ export interface paths {
                                         duration_ms: number;
                                         error: string | null;
                                         event: string;
-                                        /** @description `refused`: the destination is a private, loopback or metadata address that SIGNET_OUTBOUND_ALLOW does not admit; nothing was sent. */
+                                        /**
+                                         * @description `refused`: the destination is a private, loopback or metadata address that SIGNET_OUTBOUND_ALLOW does not admit; nothing was sent.
+                                         * @enum {string}
+                                         */
                                         outcome: "delivered" | "failed" | "refused";
                                         status_code: number | null;
                                     }[];
@@ -8014,7 +8839,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -8084,10 +8909,33 @@ export interface paths {
                                 file_key: string;
                                 file_name: string;
                                 finished_at: string | null;
+                                /** @description Where the signed app is installed from, once the task succeeded. */
+                                links: {
+                                    /** @description The app's permanent link, which always serves its newest release. */
+                                    app_url: string | null;
+                                    /** @description `dst_…`: the install link (GET/PATCH /distributions/{id}). */
+                                    distribution_id: string;
+                                    /** @description Direct download of the signed package (counted). */
+                                    download_url: string;
+                                    /** @description The public install page. */
+                                    install_url: string;
+                                    /** @description iOS: the `itms-services://` link that installs the app. */
+                                    itms_services_url: string | null;
+                                    /** @description iOS: the OTA manifest. */
+                                    manifest_url: string | null;
+                                    /** @description QR code of the install page (SVG). */
+                                    qr_code_url: string;
+                                } | null;
                                 max_attempts: number;
+                                /** @description Release notes (plain text or Markdown) shown on the install page and in the history. */
+                                notes: string | null;
+                                /** @enum {string} */
                                 platform: "ios" | "android";
                                 started_at: string | null;
-                                /** @description `pending → processing → succeeded | failed | canceled`. */
+                                /**
+                                 * @description `pending → processing → succeeded | failed | canceled`.
+                                 * @enum {string}
+                                 */
                                 status: "pending" | "processing" | "succeeded" | "failed" | "canceled";
                                 /** @description `tsk_…` */
                                 task_id: string;
@@ -8121,7 +8969,10 @@ export interface paths {
                                     duration_ms: number;
                                     error: string | null;
                                     event: string;
-                                    /** @description `refused`: the destination is a private, loopback or metadata address that SIGNET_OUTBOUND_ALLOW does not admit; nothing was sent. */
+                                    /**
+                                     * @description `refused`: the destination is a private, loopback or metadata address that SIGNET_OUTBOUND_ALLOW does not admit; nothing was sent.
+                                     * @enum {string}
+                                     */
                                     outcome: "delivered" | "failed" | "refused";
                                     status_code: number | null;
                                 }[];
@@ -8400,7 +9251,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -8470,10 +9321,33 @@ export interface paths {
                                 file_key: string;
                                 file_name: string;
                                 finished_at: string | null;
+                                /** @description Where the signed app is installed from, once the task succeeded. */
+                                links: {
+                                    /** @description The app's permanent link, which always serves its newest release. */
+                                    app_url: string | null;
+                                    /** @description `dst_…`: the install link (GET/PATCH /distributions/{id}). */
+                                    distribution_id: string;
+                                    /** @description Direct download of the signed package (counted). */
+                                    download_url: string;
+                                    /** @description The public install page. */
+                                    install_url: string;
+                                    /** @description iOS: the `itms-services://` link that installs the app. */
+                                    itms_services_url: string | null;
+                                    /** @description iOS: the OTA manifest. */
+                                    manifest_url: string | null;
+                                    /** @description QR code of the install page (SVG). */
+                                    qr_code_url: string;
+                                } | null;
                                 max_attempts: number;
+                                /** @description Release notes (plain text or Markdown) shown on the install page and in the history. */
+                                notes: string | null;
+                                /** @enum {string} */
                                 platform: "ios" | "android";
                                 started_at: string | null;
-                                /** @description `pending → processing → succeeded | failed | canceled`. */
+                                /**
+                                 * @description `pending → processing → succeeded | failed | canceled`.
+                                 * @enum {string}
+                                 */
                                 status: "pending" | "processing" | "succeeded" | "failed" | "canceled";
                                 /** @description `tsk_…` */
                                 task_id: string;
@@ -8507,7 +9381,10 @@ export interface paths {
                                     duration_ms: number;
                                     error: string | null;
                                     event: string;
-                                    /** @description `refused`: the destination is a private, loopback or metadata address that SIGNET_OUTBOUND_ALLOW does not admit; nothing was sent. */
+                                    /**
+                                     * @description `refused`: the destination is a private, loopback or metadata address that SIGNET_OUTBOUND_ALLOW does not admit; nothing was sent.
+                                     * @enum {string}
+                                     */
                                     outcome: "delivered" | "failed" | "refused";
                                     status_code: number | null;
                                 }[];
@@ -8642,7 +9519,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -8693,6 +9570,7 @@ export interface paths {
                                 /** @description Download quota; null: unlimited. */
                                 max_downloads: number | null;
                                 password_protected: boolean;
+                                /** @enum {string} */
                                 platform: "ios" | "android";
                                 /** @description QR code of the install page (SVG; `.png` also exists). */
                                 qr_code_url: string;
@@ -8823,6 +9701,128 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tasks/{task_id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a task (server-sent events)
+         * @description A `text/event-stream` (EventSource): a `status` event now and at every change of status or attempt (`{task_id, status, attempts, max_attempts, at}`), then one `task` event holding the whole task (as GET /tasks/{task_id}, with `links` once it succeeded), after which the stream ends. Comment lines are sent every 15 s while nothing happens. An unknown task answers 404 before the stream starts.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description `tsk_…` */
+                    task_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Server-sent events: `event: status` …, then `event: task`. */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": string;
+                    };
+                };
+                /** @description `invalid_request`: The request is malformed or a field is missing or invalid. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `unauthorized`: A valid API key (Authorization: Bearer sk_…) or console session is required. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `task_not_found`: No task with this id. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `rate_limited`: Too many requests for this API key; retry after the time in Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `internal_error`: An unexpected error occurred. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "text/event-stream": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/tasks/create": {
         parameters: {
             query?: never;
@@ -8834,7 +9834,7 @@ export interface paths {
         put?: never;
         /**
          * Create a signing task
-         * @description Signs the uploaded package behind `file_key`. Send JSON (`application/json`, or no content type). With an `Idempotency-Key` header, repeating the same body returns the same task; a different body with the same key is refused.
+         * @description Signs the uploaded package behind `file_key`. Send JSON (`application/json`, or no content type). With an `Idempotency-Key` header, repeating the same body returns the same task; a `file_key` of another upload of the same file (same SHA-256) counts as the same, so a retried pipeline step that uploads again gets its first task. A different body with the same key is refused (409).
          */
         post: {
             parameters: {
@@ -8850,21 +9850,30 @@ export interface paths {
                     "application/json": {
                         /** @description Receives `task.succeeded` / `task.failed`. */
                         callback_url?: string;
-                        /** @description `enterprise`: in-house distribution certificate (iOS) or the Android keystore; `super`: iOS ad-hoc signing with device registration. */
+                        /**
+                         * @description `enterprise`: in-house distribution certificate (iOS) or the Android keystore; `super`: iOS ad-hoc signing with device registration.
+                         * @enum {string}
+                         */
                         cert_type: "enterprise" | "super";
                         /** @description Default: the account's newest certificate of the right kind. */
                         certificate_id?: string;
+                        /** @description Another name for `notes` (send one of them). */
+                        changelog?: string;
                         /** @description From POST /apps/upload. */
                         file_key: string;
+                        /** @description Release notes, plain text or Markdown, at most 10 KB (10,240 bytes of UTF-8; more: 400 `notes_too_large`). Default: the notes sent with the upload. */
+                        notes?: string;
                         /** @description iOS enterprise: the certificate profile (`prf_…`) to sign each named bundle id with, e.g. `{"com.example.app": "prf_…"}`. Bundles not named take the certificate profile whose App ID matches them most specifically (explicit before wildcard). */
                         profiles?: {
                             [key: string]: string;
                         };
+                        /** @description Another name for `notes` (send one of them). */
+                        release_notes?: string;
                     };
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -8874,14 +9883,20 @@ export interface paths {
                             /** @enum {number} */
                             code: 200;
                             data: {
-                                /** @description `pending → processing → succeeded | failed | canceled`. */
+                                /**
+                                 * @description `pending → processing → succeeded | failed | canceled`.
+                                 * @enum {string}
+                                 */
                                 status: "pending" | "processing" | "succeeded" | "failed" | "canceled";
                                 task_id: string;
                             };
                         };
                     };
                 };
-                /** @description `invalid_request`: The request is malformed or a field is missing or invalid. */
+                /**
+                 * @description `invalid_request`: The request is malformed or a field is missing or invalid.
+                 *     `notes_too_large`: The release notes exceed 10 KB (10,240 bytes of UTF-8).
+                 */
                 400: {
                     headers: {
                         [name: string]: unknown;
@@ -9044,6 +10059,828 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List webhooks */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {number} */
+                            code: 200;
+                            data: {
+                                items: {
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601 UTC timestamp.
+                                     */
+                                    created_at: string;
+                                    description: string | null;
+                                    enabled: boolean;
+                                    events: string[];
+                                    /** @description `whk_…` */
+                                    id: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601 UTC timestamp.
+                                     */
+                                    updated_at: string;
+                                    url: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description `invalid_request`: The request is malformed or a field is missing or invalid. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `unauthorized`: A valid API key (Authorization: Bearer sk_…) or console session is required. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `rate_limited`: Too many requests for this API key; retry after the time in Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `internal_error`: An unexpected error occurred. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Add a webhook
+         * @description Events are POSTed as `{id, event, created_at, data}`, signed like task callbacks (`Signet-Signature` with the account's webhook secret), and retried with backoff until the receiver answers 2xx.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        description?: string | null;
+                        /** @default true */
+                        enabled?: boolean;
+                        /** @description Default: every event type. */
+                        events?: ("certificate.expiring" | "certificate.expired" | "certificate.revoked" | "developer_account.unhealthy" | "task.succeeded" | "task.failed" | "distribution.quota_reached")[];
+                        /** @description http(s) URL; private and loopback addresses need SIGNET_OUTBOUND_ALLOW. */
+                        url: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {number} */
+                            code: 200;
+                            data: {
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC timestamp.
+                                 */
+                                created_at: string;
+                                description: string | null;
+                                enabled: boolean;
+                                events: string[];
+                                /** @description `whk_…` */
+                                id: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC timestamp.
+                                 */
+                                updated_at: string;
+                                url: string;
+                            };
+                        };
+                    };
+                };
+                /** @description `invalid_request`: The request is malformed or a field is missing or invalid. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `unauthorized`: A valid API key (Authorization: Bearer sk_…) or console session is required. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `insufficient_scope`: The API key's scopes or your role in the account do not allow this request. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `rate_limited`: Too many requests for this API key; retry after the time in Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `internal_error`: An unexpected error occurred. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{webhook_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Get a webhook */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description `whk_…` */
+                    webhook_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {number} */
+                            code: 200;
+                            data: {
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC timestamp.
+                                 */
+                                created_at: string;
+                                description: string | null;
+                                enabled: boolean;
+                                events: string[];
+                                /** @description `whk_…` */
+                                id: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC timestamp.
+                                 */
+                                updated_at: string;
+                                url: string;
+                            };
+                        };
+                    };
+                };
+                /** @description `invalid_request`: The request is malformed or a field is missing or invalid. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `unauthorized`: A valid API key (Authorization: Bearer sk_…) or console session is required. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `webhook_not_found`: No webhook with this id. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `rate_limited`: Too many requests for this API key; retry after the time in Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `internal_error`: An unexpected error occurred. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook
+         * @description Pending deliveries to it are dropped.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description `whk_…` */
+                    webhook_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {number} */
+                            code: 200;
+                            data: {
+                                /** @enum {boolean} */
+                                deleted: true;
+                                id: string;
+                            };
+                        };
+                    };
+                };
+                /** @description `invalid_request`: The request is malformed or a field is missing or invalid. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `unauthorized`: A valid API key (Authorization: Bearer sk_…) or console session is required. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `insufficient_scope`: The API key's scopes or your role in the account do not allow this request. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `webhook_not_found`: No webhook with this id. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `rate_limited`: Too many requests for this API key; retry after the time in Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `internal_error`: An unexpected error occurred. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /** Change a webhook's url, events, enabled or description */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description `whk_…` */
+                    webhook_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        description?: string | null;
+                        /** @default true */
+                        enabled?: boolean;
+                        /** @description Default: every event type. */
+                        events?: ("certificate.expiring" | "certificate.expired" | "certificate.revoked" | "developer_account.unhealthy" | "task.succeeded" | "task.failed" | "distribution.quota_reached")[];
+                        /** @description http(s) URL; private and loopback addresses need SIGNET_OUTBOUND_ALLOW. */
+                        url?: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {number} */
+                            code: 200;
+                            data: {
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC timestamp.
+                                 */
+                                created_at: string;
+                                description: string | null;
+                                enabled: boolean;
+                                events: string[];
+                                /** @description `whk_…` */
+                                id: string;
+                                /**
+                                 * Format: date-time
+                                 * @description ISO 8601 UTC timestamp.
+                                 */
+                                updated_at: string;
+                                url: string;
+                            };
+                        };
+                    };
+                };
+                /** @description `invalid_request`: The request is malformed or a field is missing or invalid. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `unauthorized`: A valid API key (Authorization: Bearer sk_…) or console session is required. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `insufficient_scope`: The API key's scopes or your role in the account do not allow this request. */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `webhook_not_found`: No webhook with this id. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `rate_limited`: Too many requests for this API key; retry after the time in Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `internal_error`: An unexpected error occurred. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/webhooks/{webhook_id}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Delivery attempts, newest first (last 100) */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description `whk_…` */
+                    webhook_id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description OK */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {number} */
+                            code: 200;
+                            data: {
+                                items: {
+                                    attempt: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description ISO 8601 UTC timestamp.
+                                     */
+                                    created_at: string;
+                                    duration_ms: number;
+                                    error: string | null;
+                                    event: string;
+                                    event_id: string;
+                                    id: string;
+                                    /** @enum {string} */
+                                    outcome: "delivered" | "failed" | "refused";
+                                    status_code: number | null;
+                                    url: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description `invalid_request`: The request is malformed or a field is missing or invalid. */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `unauthorized`: A valid API key (Authorization: Bearer sk_…) or console session is required. */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `webhook_not_found`: No webhook with this id. */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `rate_limited`: Too many requests for this API key; retry after the time in Retry-After. */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+                /** @description `internal_error`: An unexpected error occurred. */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @description The HTTP status, repeated. */
+                            code: number;
+                            /** @description Stable machine-readable code from the error catalogue. */
+                            error: string;
+                            /** @description What went wrong, for people. */
+                            message: string;
+                        };
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks/secret": {
         parameters: {
             query?: never;
@@ -9061,7 +10898,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -9189,7 +11026,7 @@ export interface paths {
             };
             requestBody?: never;
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;
@@ -9324,7 +11161,7 @@ export interface paths {
                 };
             };
             responses: {
-                /** @description Default Response */
+                /** @description OK */
                 200: {
                     headers: {
                         [name: string]: unknown;

@@ -139,6 +139,7 @@ export const en = {
     download: 'Download signed package',
     error: 'Error',
     verification: 'Verification',
+    notes: 'Release notes',
     webhooks: 'Webhook deliveries',
     attempts: 'Attempts',
     file: 'File',

@@ -141,6 +141,7 @@ export const zhCN: Messages = {
     download: '下载已签名的安装包',
     error: '错误',
     verification: '校验',
+    notes: '更新说明',
     webhooks: 'Webhook 投递记录',
     attempts: '尝试次数',
     file: '文件',

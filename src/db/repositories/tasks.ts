@@ -21,6 +21,8 @@ export interface NewTaskInput {
   /** The package identity read at upload; the signer's report replaces it when the task succeeds. */
   app?: { bundleId: string | null; name: string | null; version: string | null; build: string | null };
   maxAttempts?: number; // default 3
+  /** Release notes (plain text or Markdown). */
+  notes?: string | null;
 }
 
 /** How a task run ended; `finish` applies it only if the task is not terminal yet. */
@@ -104,6 +106,7 @@ export function taskRepository(db: Kysely<Database>): TaskRepository {
         updated_at: now,
         started_at: null,
         finished_at: null,
+        notes: input.notes ?? null,
       };
       await db.insertInto('tasks').values(row).execute();
       return row;

@@ -15,6 +15,7 @@ export interface UploadRepository {
     sha256: string;
     blobKey: string;
     expiresAt: Date;
+    notes?: string | null;
   }): Promise<UploadRow>;
   find(accountId: string, fileKey: string): Promise<UploadRow | null>;
   /** Records the package identity found by inspecting the upload and links it to its app. */
@@ -22,6 +23,8 @@ export interface UploadRepository {
     fileKey: string,
     app: { appId: string; bundleId: string; name: string | null; version: string | null; build: string | null },
   ): Promise<void>;
+  /** Replaces the upload's release notes (a multipart `notes` field sent after the file). */
+  setNotes(fileKey: string, notes: string | null): Promise<void>;
   /** Uploads of an app, newest first. */
   listByApp(accountId: string, appId: string, page?: PageRequest): Promise<Page<UploadRow>>;
   /**
@@ -68,6 +71,7 @@ export function uploadRepository(db: Kysely<Database>): UploadRepository {
           app_build: null,
           created_at: nowIso(),
           expires_at: nowIso(input.expiresAt),
+          notes: input.notes ?? null,
         })
         .returningAll()
         .executeTakeFirstOrThrow();
@@ -84,6 +88,9 @@ export function uploadRepository(db: Kysely<Database>): UploadRepository {
         .set({ app_id: app.appId, bundle_id: app.bundleId, app_name: app.name, app_version: app.version, app_build: app.build })
         .where('id', '=', fileKey)
         .execute();
+    },
+    async setNotes(fileKey, notes) {
+      await db.updateTable('uploads').set({ notes }).where('id', '=', fileKey).execute();
     },
     async listByApp(accountId, appId, page) {
       const limit = pageLimit(page);

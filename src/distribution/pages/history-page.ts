@@ -5,6 +5,7 @@ import { formatDate, messages, type Language, type Messages } from '../i18n/inde
 import type { ReleaseState } from '../service.ts';
 import { appIcon } from './app-header.ts';
 import { pageFooter, renderDocument } from './layout.ts';
+import { renderReleaseNotes } from './release-notes.ts';
 
 export interface HistoryRow {
   version: string | null;
@@ -12,6 +13,8 @@ export interface HistoryRow {
   date: Date;
   url: string;
   state: ReleaseState;
+  /** Release notes (plain text or Markdown), shown folded under the release's row. */
+  notes: string | null;
 }
 
 export interface HistoryPageModel {
@@ -27,7 +30,9 @@ export function renderHistoryPage(model: HistoryPageModel): string {
   const rows = model.rows.map((row) => {
     const usable = row.state === 'available' || row.state === 'password';
     const version = row.version ?? '—';
-    return html`<tr data-state="${row.state}"><td>${usable ? html`<a href="${row.url}">${version}</a>` : version}</td><td>${row.build ?? ''}</td><td>${formatDate(model.language, row.date)}</td><td><span class="state state-${row.state}">${stateLabel(t, row.state)}</span></td></tr>`;
+    // The notes fold under their release (no script: <details>), so the table stays scannable.
+    const notes = row.notes === null ? '' : html`<tr class="notes-row"><td colspan="4"><details class="notes"><summary>${t.whatsNew}</summary><div class="body">${renderReleaseNotes(row.notes)}</div></details></td></tr>`;
+    return html`<tr data-state="${row.state}"><td>${usable ? html`<a href="${row.url}">${version}</a>` : version}</td><td>${row.build ?? ''}</td><td>${formatDate(model.language, row.date)}</td><td><span class="state state-${row.state}">${stateLabel(t, row.state)}</span></td></tr>${notes}`;
   });
   const table = model.rows.length === 0
     ? html`<p class="message">${t.historyEmpty}</p>`

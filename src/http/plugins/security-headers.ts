@@ -1,7 +1,7 @@
 // Security headers on every HTML answer through @fastify/helmet. The Content-Security-Policy allows
 // scripts and styles from Signet's own files only (the install pages' /pages/ assets, the
-// console's /assets/), no inline code but the API reference's one stylesheet, by its SHA-256
-// (CSP Level 3 §8.3), so injected markup cannot run; `frame-ancestors 'none'` keeps the password
+// console's /assets/, swagger-ui's /docs/static/), no inline code (a route's own inline code is
+// allowed by its SHA-256, CSP Level 3 §8.3), so injected markup cannot run; `frame-ancestors 'none'` keeps the password
 // page and the console out of frames. HSTS only when the public URL is https (browsers ignore it over http anyway, and a
 // plain-http deployment must not tell them to insist on https). A route that needs another policy
 // (a /docs page with a bundled viewer, say) passes its own with the route option
@@ -13,7 +13,6 @@
 import { createHash } from 'node:crypto';
 import helmet from '@fastify/helmet';
 import type { FastifyInstance } from 'fastify';
-import { DOCS_STYLE } from '../docs-page.ts';
 
 const hashOf = (source: string): string => `'sha256-${createHash('sha256').update(source, 'utf8').digest('base64')}'`;
 
@@ -22,7 +21,7 @@ export function contentSecurityPolicy(extra: { scripts?: readonly string[]; styl
   return {
     'default-src': ["'none'"],
     'script-src': ["'self'", ...(extra.scripts ?? []).map(hashOf)],
-    'style-src': ["'self'", ...[DOCS_STYLE, ...(extra.styles ?? [])].map(hashOf)],
+    'style-src': ["'self'", ...(extra.styles ?? []).map(hashOf)],
     'img-src': ["'self'", 'data:'],
     // The console calls the API it is served with.
     'connect-src': ["'self'"],

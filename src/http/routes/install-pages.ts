@@ -235,6 +235,7 @@ export async function installPageRoutes(app: FastifyInstance, deps: InstallPageD
           date: new Date(release.task.finished_at ?? release.distribution.created_at),
           url: `/d/${release.distribution.slug}`,
           state,
+          notes: notesOf(release.task),
         })),
       }));
     });
@@ -374,13 +375,9 @@ function appName(release: Release): string {
   return release.task.app_name ?? release.task.bundle_id ?? release.task.input_filename.replace(/\.(ipa|apk)$/i, '');
 }
 
-/**
- * The release's notes. Tasks carry them once release notes (#14) are stored with the task;
- * until then a task has none.
- */
+/** The release's notes (stored with its task), or null when it has none. */
 function notesOf(task: TaskRow): string | null {
-  const notes = (task as TaskRow & { notes?: unknown }).notes;
-  return typeof notes === 'string' && notes.trim() !== '' ? notes : null;
+  return task.notes !== null && task.notes.trim() !== '' ? task.notes : null;
 }
 
 function downloadName(release: Release): string {

@@ -1,8 +1,8 @@
-// Operations routes, all public: liveness, readiness, the OpenAPI document and the docs page.
+// Operations routes, all public: liveness, readiness and the OpenAPI document (the /docs viewer
+// is @fastify/swagger-ui, registered in app.ts).
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
 import { AppError } from '../../errors.ts';
-import { renderDocsPage } from '../docs-page.ts';
 import { buildOpenApi } from '../openapi.ts';
 import type { RouteAuth } from '../plugins/auth.ts';
 import { responses } from '../schemas/common.ts';
@@ -49,7 +49,6 @@ export function opsRoutes(app: FastifyInstance, options: { ready: ReadinessCheck
   );
 
   let openapi: string | null = null;
-  let docs: string | null = null;
   // Built on first request: every route is registered by then (ready() has run), and the server
   // listens, so the base URL carries the real port.
   const document = (): string => (openapi ??= JSON.stringify(buildOpenApi(app, options.baseUrl(), options.auth)));
@@ -58,11 +57,5 @@ export function opsRoutes(app: FastifyInstance, options: { ready: ReadinessCheck
     '/v1/openapi.json',
     { config: { public: true }, schema: { tags: ['Operations'], summary: 'This API as an OpenAPI 3.1 document' } },
     async (_request, reply) => reply.type('application/json; charset=utf-8').send(document()),
-  );
-
-  app.get(
-    '/docs',
-    { config: { public: true }, schema: { tags: ['Operations'], summary: 'API reference (HTML)' } },
-    async (_request, reply) => reply.type('text/html; charset=utf-8').send((docs ??= renderDocsPage(JSON.parse(document())))),
   );
 }

@@ -1,19 +1,25 @@
 // Task routes: create (with Idempotency-Key), read, list, cancel, and the signed artifact.
 import type { FastifyInstance } from 'fastify';
 import { Type } from 'typebox';
+import { notesOfBody } from '../../services/release-notes.ts';
 import type { TaskService } from '../../services/tasks.ts';
+import { errorCodeOf } from '../../errors.ts';
+import type { InFlight } from '../in-flight.ts';
 import { principalOf } from '../plugins/auth.ts';
 import { envelope, responses } from '../schemas/common.ts';
 import { sendFile } from '../send-file.ts';
 import type { CertType } from '../../services/signer.ts';
 import type { TaskStatus as TaskStatusValue } from '../../db/schema.ts';
 import { CreatedTask, CreateTaskBody, IdParam, Task, TaskList, TaskStatus } from '../schemas/resources.ts';
-import { taskRecordView } from '../views.ts';
+import { taskRecordView, taskStatusEvent } from '../views.ts';
 
 const TaskId = IdParam('task_id', '`tsk_…`');
 
+/** Comment lines keep proxies and the server's idle-connection timeout from closing a quiet stream. */
+const HEARTBEAT_MS = 15_000;
+
 /** `baseUrl`: the public base artifact links are built on. */
-export function taskRoutes(app: FastifyInstance, tasks: TaskService, baseUrl: () => string): void {
+export function taskRoutes(app: FastifyInstance, tasks: TaskService, baseUrl: () => string, inFlight: InFlight): void {
   app.post(
     '/v1/tasks/create',
     {
@@ -23,7 +29,8 @@ export function taskRoutes(app: FastifyInstance, tasks: TaskService, baseUrl: ()
         summary: 'Create a signing task',
         description:
           'Signs the uploaded package behind `file_key`. Send JSON (`application/json`, or no content type). ' +
-          'With an `Idempotency-Key` header, repeating the same body returns the same task; a different body with the same key is refused.',
+          'With an `Idempotency-Key` header, repeating the same body returns the same task; a `file_key` of another upload of the same file (same SHA-256) counts as the same, ' +
+          'so a retried pipeline step that uploads again gets its first task. A different body with the same key is refused (409).',
         headers: Type.Object({ 'idempotency-key': Type.Optional(Type.String({ minLength: 1, maxLength: 255 })) }),
         body: CreateTaskBody,
         response: responses(envelope(CreatedTask), [
@@ -36,12 +43,13 @@ export function taskRoutes(app: FastifyInstance, tasks: TaskService, baseUrl: ()
           'bundle_id_mismatch',
           'idempotency_conflict',
           'task_quota_exceeded',
+          'notes_too_large',
           'unsupported_media_type',
         ]),
       },
     },
     async (request) => {
-      const body = request.body as { file_key: string; cert_type: CertType; certificate_id?: string; callback_url?: string; profiles?: Record<string, string> };
+      const body = request.body as { file_key: string; cert_type: CertType; certificate_id?: string; callback_url?: string; profiles?: Record<string, string>; notes?: string; release_notes?: string; changelog?: string };
       const key = request.headers['idempotency-key'];
       const input = {
         fileKey: body.file_key,
@@ -49,6 +57,7 @@ export function taskRoutes(app: FastifyInstance, tasks: TaskService, baseUrl: ()
         ...(body.certificate_id === undefined ? {} : { certificateId: body.certificate_id }),
         ...(body.callback_url === undefined ? {} : { callbackUrl: body.callback_url }),
         ...(body.profiles === undefined ? {} : { profiles: body.profiles }),
+        ...optional('notes', notesOfBody(body)),
       };
       const created = await tasks.create(principalOf(request), input, typeof key === 'string' ? key : null);
       return { code: 200, data: { task_id: created.id, status: created.status } };
@@ -104,6 +113,60 @@ export function taskRoutes(app: FastifyInstance, tasks: TaskService, baseUrl: ()
   );
 
   app.get(
+    '/v1/tasks/:task_id/events',
+    {
+      schema: {
+        tags: ['Tasks'],
+        summary: 'Follow a task (server-sent events)',
+        description:
+          'A `text/event-stream` (EventSource): a `status` event now and at every change of status or attempt ' +
+          '(`{task_id, status, attempts, max_attempts, at}`), then one `task` event holding the whole task (as GET /tasks/{task_id}, ' +
+          'with `links` once it succeeded), after which the stream ends. Comment lines are sent every 15 s while nothing happens. ' +
+          'An unknown task answers 404 before the stream starts.',
+        params: TaskId,
+        produces: ['text/event-stream'],
+        response: responses(Type.Unsafe<unknown>({ type: 'string', description: 'Server-sent events: `event: status` …, then `event: task`.' }), ['task_not_found']),
+      },
+    },
+    async (request, reply) => {
+      const { task_id } = request.params as { task_id: string };
+      const principal = principalOf(request);
+      await tasks.get(principal, task_id); // 404 as JSON, before the stream starts
+      const controller = inFlight.begin();
+      const stop = () => controller.abort();
+      request.raw.once('close', stop);
+      reply.hijack();
+      const out = reply.raw;
+      out.writeHead(200, {
+        ...(reply.getHeaders() as Record<string, string>),
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-store',
+        'x-content-type-options': 'nosniff',
+        // Tells nginx-style proxies not to buffer the stream.
+        'x-accel-buffering': 'no',
+      });
+      out.write('retry: 3000\n\n');
+      const heartbeat = setInterval(() => out.write(': keep-alive\n\n'), HEARTBEAT_MS);
+      let id = 0;
+      try {
+        for await (const step of tasks.follow(principal, task_id, controller.signal)) {
+          const { event, data } = step.event === 'status' ? { event: 'status', data: taskStatusEvent(step.task) } : { event: 'task', data: taskRecordView(step.record, baseUrl()) };
+          id += 1;
+          out.write(`id: ${id}\nevent: ${event}\ndata: ${JSON.stringify(data)}\n\n`);
+        }
+      } catch (error) {
+        request.log.warn({ err: error }, 'task events ended by an error');
+        out.write(`event: error\ndata: ${JSON.stringify({ error: errorCodeOf(error) ?? 'service_unavailable' })}\n\n`);
+      } finally {
+        clearInterval(heartbeat);
+        request.raw.off('close', stop);
+        inFlight.end(controller);
+        out.end();
+      }
+    },
+  );
+
+  app.get(
     '/v1/tasks/:task_id/artifact',
     {
       schema: {
@@ -124,4 +187,9 @@ export function taskRoutes(app: FastifyInstance, tasks: TaskService, baseUrl: ()
       return sendFile(request, reply, await tasks.artifact(principalOf(request), task_id));
     },
   );
+}
+
+/** `{ [name]: value }` when value is not undefined, else `{}` (optional properties stay absent). */
+function optional<K extends string, V>(name: K, value: V | undefined): { [P in K]?: V } {
+  return value === undefined ? {} : ({ [name]: value } as { [P in K]?: V });
 }

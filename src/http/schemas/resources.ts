@@ -20,6 +20,7 @@ export const Upload = Type.Object(
     ...AppIdentity,
     created_at: Timestamp,
     expires_at: Type.String({ format: 'date-time', description: 'When the file_key stops working and the file is deleted.' }),
+    notes: NullableString('Release notes sent with the upload (plain text or Markdown); a task created from it without notes of its own takes them.'),
   },
   { additionalProperties: false },
 );
@@ -80,6 +81,19 @@ export const TaskWarning = Type.Object(
   { additionalProperties: false },
 );
 
+export const TaskLinks = Type.Object(
+  {
+    distribution_id: Type.String({ description: '`dst_…`: the install link (GET/PATCH /distributions/{id}).' }),
+    install_url: Type.String({ description: 'The public install page.' }),
+    qr_code_url: Type.String({ description: 'QR code of the install page (SVG).' }),
+    app_url: NullableString("The app's permanent link, which always serves its newest release."),
+    download_url: Type.String({ description: 'Direct download of the signed package (counted).' }),
+    itms_services_url: NullableString('iOS: the `itms-services://` link that installs the app.'),
+    manifest_url: NullableString('iOS: the OTA manifest.'),
+  },
+  { additionalProperties: false },
+);
+
 export const Task = Type.Object(
   {
     task_id: Type.String({ description: '`tsk_…`' }),
@@ -111,6 +125,8 @@ export const Task = Type.Object(
     bundles: Type.Union([Type.Array(TaskBundle), Type.Null()], { description: 'iOS: every provisioned bundle (app, extensions…) with the App ID and profile it was signed with; null before success.' }),
     warnings: Type.Array(TaskWarning, { description: 'What signing left out and why (e.g. entitlements a profile does not grant).' }),
     webhook_deliveries: Type.Array(WebhookDelivery, { description: 'Every delivery attempt of this task\'s webhooks, oldest first.' }),
+    notes: NullableString('Release notes (plain text or Markdown) shown on the install page and in the history.'),
+    links: Type.Union([TaskLinks, Type.Null()], { description: 'Where the signed app is installed from, once the task succeeded.' }),
     created_at: Timestamp,
     updated_at: Timestamp,
     started_at: Type.Union([Timestamp, Type.Null()]),
@@ -133,6 +149,9 @@ export const CreateTaskBody = Type.Object(
           'Bundles not named take the certificate profile whose App ID matches them most specifically (explicit before wildcard).',
       }),
     ),
+    notes: Type.Optional(Type.String({ description: 'Release notes, plain text or Markdown, at most 10 KB (10,240 bytes of UTF-8; more: 400 `notes_too_large`). Default: the notes sent with the upload.' })),
+    release_notes: Type.Optional(Type.String({ description: 'Another name for `notes` (send one of them).' })),
+    changelog: Type.Optional(Type.String({ description: 'Another name for `notes` (send one of them).' })),
   },
   { additionalProperties: false },
 );
@@ -239,6 +258,7 @@ export const Release = Type.Object(
     downloads: Type.Integer(),
     enabled: Type.Boolean(),
     created_at: Timestamp,
+    notes: NullableString('Release notes (plain text or Markdown).'),
   },
   { additionalProperties: false },
 );

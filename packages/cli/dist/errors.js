@@ -1,0 +1,32 @@
+// Exit codes are the CLI's contract with pipelines (documented in the README):
+// 0 succeeded, 1 the task failed or the server refused the request, 2 usage, 3 authentication or
+// permission, 4 network or server unavailable after retries (or the wait timed out).
+export const EXIT = { ok: 0, failed: 1, usage: 2, auth: 3, unavailable: 4 };
+export class CliError extends Error {
+    exitCode;
+    /** A stable code: the server's catalogue code, or one of the CLI's own. */
+    code;
+    constructor(exitCode, code, message, options) {
+        super(message, options);
+        this.exitCode = exitCode;
+        this.code = code;
+    }
+}
+export class UsageError extends CliError {
+    constructor(message) {
+        super(EXIT.usage, 'usage', message);
+    }
+}
+/** An error answer of the API: 401/403 are authentication (exit 3), anything else a refusal (exit 1). */
+export class ApiError extends CliError {
+    status;
+    constructor(status, code, message) {
+        super(status === 401 || status === 403 ? EXIT.auth : EXIT.failed, code, message);
+        this.status = status;
+    }
+}
+export class UnavailableError extends CliError {
+    constructor(message, options) {
+        super(EXIT.unavailable, 'unavailable', message, options);
+    }
+}
