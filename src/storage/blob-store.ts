@@ -91,3 +91,13 @@ export interface BlobStore {
   /** Releases clients/handles. The store is unusable afterwards. */
   close(): Promise<void>;
 }
+
+/** Runs `fn` with the blob `key` opened by openSource (read where it is stored); closes it after `fn` settles. */
+export async function withBlobSource<T>(blobs: BlobStore, key: string, fn: (source: DataSource) => Promise<T>, options: { signal?: AbortSignal } = {}): Promise<T> {
+  const source = await blobs.openSource(key, options);
+  try {
+    return await fn(source);
+  } finally {
+    await source.close();
+  }
+}
