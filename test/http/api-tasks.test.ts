@@ -11,6 +11,8 @@ import { testPki } from '../support/pki.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { failingSigner, slowCopySigner, writingSigner } from '../support/slow-signer.ts';
 import { tempFiles } from '../support/temp-files.ts';
+import { generatedApp } from '../support/ios-app.ts';
+import { needsToolchain } from '../support/macho-build.ts';
 
 let server: TestServer;
 let api: Api;
@@ -227,6 +229,52 @@ describe('task lifecycle', () => {
       }
     } finally {
       await slow.close();
+    }
+  });
+
+  it('cancels a running iOS task on the real signer: its thread stops and nothing is left in tmp', needsToolchain(), async () => {
+    // The production signers on the SignerPool's threads; a large incompressible resource keeps
+    // the re-sign running long enough for the cancel to land while the partial output is open.
+    const pki = testPki();
+    const real = await startTestServer({ name: 'cancel-ios', env: { SIGNET_WORKER_CONCURRENCY: '1', SIGNET_APPLE_CA_DIR: pki.caDir } });
+    try {
+      const client = new Api(real.url, real.key);
+      const cert = await client.form('/v1/certificates', {
+        kind: 'ios_enterprise',
+        password: 'pw',
+        file: { name: 'leaf.p12', data: pki.p12(pki.leaf, { password: 'pw' }) },
+        profile: { name: 'inhouse.mobileprovision', data: pki.mobileprovision({ bundleId: '*' }) },
+      });
+      assert.equal(cert.status, 200, JSON.stringify(cert.body));
+      const upload = await client.upload('big.ipa', generatedApp('cancel-ios', { fillerBytes: 96 * 1024 * 1024 }).bytes);
+      assert.equal(upload.status, 200, JSON.stringify(upload.body));
+      const taskId = (await client.post('/v1/tasks/create', { file_key: upload.body.data.file_key, cert_type: 'enterprise', certificate_id: cert.body.data.id })).body.data.task_id;
+      // Cancel once the pipeline has opened its partial output (signing is under way on a thread).
+      for (let i = 0; !tempFiles(real.dataDir).some((file) => file.path.endsWith('.partial')); i += 1) {
+        const now = (await client.get(`/v1/tasks/${taskId}`)).body.data;
+        assert.ok(now.status === 'pending' || now.status === 'processing', `the task ended before it could be canceled: ${JSON.stringify(now)}`);
+        if (i > 6000) assert.fail('the signer never opened its partial output');
+        await sleep(5);
+      }
+      const canceled = await client.post(`/v1/tasks/${taskId}/cancel`);
+      assert.equal(canceled.status, 200, JSON.stringify(canceled.body));
+      assert.equal(canceled.body.data.status, 'canceled');
+      // The positive event: the queue is done with the job (the run aborted and cleaned up).
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const jobs = await real.service.db.kysely.selectFrom('jobs').select('payload_json').where('kind', '=', 'sign_task').execute();
+        if (!jobs.some((job) => job.payload_json.includes(taskId))) break;
+        if (Date.now() > deadline) assert.fail(`the sign_task job is still queued or running: ${JSON.stringify(jobs)}`);
+        await sleep(50);
+      }
+      const left = tempFiles(real.dataDir).filter((file) => !file.path.endsWith('owner.json'));
+      assert.deepEqual(left, [], 'the canceled run\'s partial output and work folder are removed');
+      const task = (await client.get(`/v1/tasks/${taskId}`)).body.data;
+      assert.equal(task.status, 'canceled');
+      assert.equal(task.artifact, null);
+      assert.deepEqual(await real.service.db.kysely.selectFrom('tasks').select('artifact_blob_key').where('id', '=', taskId).execute(), [{ artifact_blob_key: null }]);
+    } finally {
+      await real.close();
     }
   });
 
