@@ -1,14 +1,14 @@
 // SignerPool: the one signing pipeline on worker threads, started with serialisable settings
 // (here: a CA directory's bytes completing a leaf-only identity's chain), receiving requests
-// as plain data and reading the input through a message port; a failure crosses back as the
-// same catalogue error.
+// as plain data and reading the input (a file opened by the thread, any other source through a
+// message port); a failure crosses back as the same catalogue error.
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { SignerPool } from '../../src/services/signer-pool.ts';
 import { readCaDirectory } from '../../src/signing/cms/index.ts';
-import { FileSource } from '../../src/signing/data-source.ts';
+import { BufferSource, FileSource } from '../../src/signing/data-source.ts';
 import { SigningError } from '../../src/signing/errors.ts';
 import { apksigFixture } from '../support/android-signing.ts';
 import { needsSharedFixtures, sharedFixture, testOutputDir } from '../support/fixtures.ts';
@@ -38,6 +38,11 @@ describe('SignerPool', () => {
     const summary = await pool.run({ platform: 'android', keystore, password: 'password' }, await open(apksigFixture('golden/original.apk')), path.join(dir, 'ok.apk'), signal());
     assert.equal(summary.platform, 'android');
     assert.deepEqual(summary.verification.slice(0, 3), ['v1', 'v2', 'v3']);
+    // A source that is not a file (S3's range reads in the service) is read through a message
+    // port; the output is the same bytes.
+    const viaPort = await pool.run({ platform: 'android', keystore, password: 'password' }, new BufferSource(readFileSync(apksigFixture('golden/original.apk'))), path.join(dir, 'port.apk'), signal());
+    assert.deepEqual(viaPort, summary);
+    assert.ok(readFileSync(path.join(dir, 'port.apk')).equals(readFileSync(path.join(dir, 'ok.apk'))));
     await assert.rejects(pool.run({ platform: 'android', keystore, password: 'wrong' }, await open(apksigFixture('golden/original.apk')), path.join(dir, 'bad.apk'), signal()), (e: unknown) => e instanceof SigningError && e.code === 'keystore_password_incorrect');
   });
 
