@@ -5,7 +5,7 @@ import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UploadService } from '../../src/services/uploads.ts';
-import { Api } from '../support/api-client.ts';
+import { addEnterpriseIosCertificate, Api } from '../support/api-client.ts';
 import { tinyApk, tinyIpa } from '../support/app-packages.ts';
 import { testPki } from '../support/pki.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -239,16 +239,10 @@ describe('task lifecycle', () => {
     const real = await startTestServer({ name: 'cancel-ios', env: { SIGNET_WORKER_CONCURRENCY: '1', SIGNET_APPLE_CA_DIR: pki.caDir } });
     try {
       const client = new Api(real.url, real.key);
-      const cert = await client.form('/v1/certificates', {
-        kind: 'ios_enterprise',
-        password: 'pw',
-        file: { name: 'leaf.p12', data: pki.p12(pki.leaf, { password: 'pw' }) },
-        profile: { name: 'inhouse.mobileprovision', data: pki.mobileprovision({ bundleId: '*' }) },
-      });
-      assert.equal(cert.status, 200, JSON.stringify(cert.body));
+      const cert = await addEnterpriseIosCertificate(client, pki);
       const upload = await client.upload('big.ipa', generatedApp('cancel-ios', { fillerBytes: 96 * 1024 * 1024 }).bytes);
       assert.equal(upload.status, 200, JSON.stringify(upload.body));
-      const taskId = (await client.post('/v1/tasks/create', { file_key: upload.body.data.file_key, cert_type: 'enterprise', certificate_id: cert.body.data.id })).body.data.task_id;
+      const taskId = (await client.post('/v1/tasks/create', { file_key: upload.body.data.file_key, cert_type: 'enterprise', certificate_id: cert.id })).body.data.task_id;
       // Cancel once the pipeline has opened its partial output (signing is under way on a thread).
       for (let i = 0; !tempFiles(real.dataDir).some((file) => file.path.endsWith('.partial')); i += 1) {
         const now = (await client.get(`/v1/tasks/${taskId}`)).body.data;
@@ -280,18 +274,12 @@ describe('task lifecycle', () => {
 
   it('fails a task whose platform has no signer with signer_unavailable', async () => {
     const pki = testPki();
-    const cert = await api.form('/v1/certificates', {
-      kind: 'ios_enterprise',
-      password: 'pw',
-      file: { name: 'dist.p12', data: pki.p12(pki.leaf, { password: 'pw' }) },
-      profile: { name: 'in-house.mobileprovision', data: pki.mobileprovision({ bundleId: '*' }) },
-    });
-    assert.equal(cert.status, 200, JSON.stringify(cert.body));
-    assert.equal(cert.body.data.kind, 'ios_enterprise');
-    assert.equal(cert.body.data.team_id, pki.teamId);
-    assert.equal(cert.body.data.profile.type, 'enterprise');
-    assert.match(cert.body.data.profile.app_id, /\*$/);
-    assert.ok(cert.body.data.profile.expires_at);
+    const cert = await addEnterpriseIosCertificate(api, pki);
+    assert.equal(cert.kind, 'ios_enterprise');
+    assert.equal(cert.team_id, pki.teamId);
+    assert.equal(cert.profile.type, 'enterprise');
+    assert.match(cert.profile.app_id, /\*$/);
+    assert.ok(cert.profile.expires_at);
     const ipa = (await api.upload('x.ipa', tinyIpa())).body.data.file_key;
     const taskId = (await api.post('/v1/tasks/create', { file_key: ipa, cert_type: 'enterprise' })).body.data.task_id;
     const task = await waitFor(taskId, ['failed', 'succeeded']);

@@ -5,7 +5,7 @@
 // smaller than the object, adding up to about the object once.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { Api } from '../support/api-client.ts';
+import { addEnterpriseIosCertificate, Api, waitForTaskEnd } from '../support/api-client.ts';
 import { streamedApk } from '../support/app-packages.ts';
 import { countingS3Proxy, startS3rver, type S3Request, type TestS3 } from '../support/s3rver.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -122,12 +122,7 @@ it('publishes a signed APK on S3 reading its release facts with range GETs only'
   // The test signer copies its input, so the artifact is the 12 MiB package again.
   const worker = await startWorkerService(config, { signers: [slowCopySigner('android', 1)], queueTuning: { pollIntervalMs: 50 } });
   try {
-    let task: any;
-    for (let i = 0; i < 600; i += 1) {
-      task = (await api.get(`/v1/tasks/${taskId}`)).body.data;
-      if (task.status === 'succeeded' || task.status === 'failed') break;
-      await sleep(50);
-    }
+    const task = await waitForTaskEnd(api, taskId, 30_000);
     assert.equal(task.status, 'succeeded', JSON.stringify(task.error));
     // Published (right after the task succeeds): the install link exists once the release facts were read.
     for (let i = 0; ; i += 1) {
@@ -151,20 +146,14 @@ it('signs on the worker\'s thread pool (Android and iOS) reading each package wi
   const pki = testPki();
   const android = await api.form('/v1/certificates', { kind: 'android', password: 'pw', file: { name: 'k.p12', data: pki.p12(pki.androidRsa, { password: 'pw' }) } });
   assert.equal(android.status, 200, JSON.stringify(android.body));
-  const ios = await api.form('/v1/certificates', {
-    kind: 'ios_enterprise',
-    password: 'pw',
-    file: { name: 'leaf.p12', data: pki.p12(pki.leaf, { password: 'pw' }) },
-    profile: { name: 'inhouse.mobileprovision', data: pki.mobileprovision({ bundleId: '*' }) },
-  });
-  assert.equal(ios.status, 200, JSON.stringify(ios.body));
+  const ios = await addEnterpriseIosCertificate(api, pki);
   const apk = streamedApk(12 * 1024 * 1024, { packageName: 'com.ranged.sign' });
   const chunks: Buffer[] = [];
   for await (const chunk of apk.stream()) chunks.push(chunk as Buffer);
   const ipa = generatedApp('s3-ranged', { fillerBytes: 6 * 1024 * 1024 }).bytes;
   const packages = [
     { name: 'sign.apk', bytes: Buffer.concat(chunks), certificate: android.body.data.id as string },
-    { name: 'sign.ipa', bytes: ipa, certificate: ios.body.data.id as string },
+    { name: 'sign.ipa', bytes: ipa, certificate: ios.id as string },
   ];
   const tasks: { fileKey: string; taskId: string; size: number }[] = [];
   for (const p of packages) {
@@ -190,12 +179,7 @@ it('signs on the worker\'s thread pool (Android and iOS) reading each package wi
   const worker = await startWorkerService(config, { queueTuning: { pollIntervalMs: 50 } });
   try {
     for (const { taskId } of tasks) {
-      let task: any;
-      for (let i = 0; i < 2400; i += 1) {
-        task = (await api.get(`/v1/tasks/${taskId}`)).body.data;
-        if (task.status === 'succeeded' || task.status === 'failed') break;
-        await sleep(50);
-      }
+      const task = await waitForTaskEnd(api, taskId, 120_000);
       assert.equal(task.status, 'succeeded', JSON.stringify(task.error));
       assert.ok(task.verification.length > 0);
     }
