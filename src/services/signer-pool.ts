@@ -46,11 +46,26 @@ export class SignerPool {
       // Same bytes, same place; the port's copy per read costs ~15% on a 128 MiB re-sign.
       return this.#answer((await this.pool.run({ request, input: { path: input.path }, outputPath } satisfies ThreadRequest, { signal })) as ThreadOutcome);
     }
+    // A read that fails here (S3 unreachable, a reset connection) reaches the thread as a message
+    // only; when the run fails, that error is what the caller gets, with its code (a transient
+    // one is retried by the worker rather than blamed on the package).
+    let readError: unknown = null;
+    const served: DataSource = {
+      size: input.size,
+      read: (offset, length) =>
+        input.read(offset, length).catch((error: unknown) => {
+          readError ??= error;
+          throw error;
+        }),
+      close: async () => {},
+    };
     const { port1, port2 } = new MessageChannel();
-    serveSource(input, port1);
+    serveSource(served, port1);
     const message: ThreadRequest = { request, input: { size: input.size, port: port2 }, outputPath };
     try {
-      return this.#answer((await this.pool.run(message, { signal, transferList: [port2] })) as ThreadOutcome);
+      const outcome = (await this.pool.run(message, { signal, transferList: [port2] })) as ThreadOutcome;
+      if (!outcome.ok && readError !== null) throw readError;
+      return this.#answer(outcome);
     } finally {
       port1.close();
     }

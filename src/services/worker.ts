@@ -1,8 +1,9 @@
 // The task worker: job handlers for the JobQueue. sign_task runs a task through its Signer:
 // claim (TaskRepository.start), sign + verify from the upload read where it is stored
 // (BlobStore.openSource) into a local file, store the artifact, then ONE transaction that ends
-// the task and enqueues its webhook. The queue provides the lease and heartbeats; a run lost to a crash is re-run (counted as an attempt) and the terminal write is
-// a compare-and-set, so every task ends in exactly one terminal state.
+// the task and enqueues its webhook. The queue provides the lease and heartbeats; a run lost to
+// a crash is re-run (counted as an attempt) and the terminal write is a compare-and-set, so
+// every task ends in exactly one terminal state.
 import { randomBytes } from 'node:crypto';
 import { createReadStream, promises as fs } from 'node:fs';
 import path from 'node:path';

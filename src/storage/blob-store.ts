@@ -70,8 +70,9 @@ export interface BlobStore {
   /**
    * Random-access reads of the blob where it is stored, for the engines (which read packages
    * through a DataSource): disk = the file itself; S3 = range GETs with read-ahead, never a
-   * download of the whole object. The only way engines read blobs: no store makes local copies. Close it when done. Rejects with `not_found` when the blob is
-   * missing; `signal` aborts the reads in flight.
+   * download of the whole object. The only way engines read blobs: no store makes local
+   * copies. Close it when done. Rejects with `not_found` when the blob is missing; `signal`
+   * aborts the reads in flight.
    */
   openSource(key: string, options?: { signal?: AbortSignal }): Promise<DataSource>;
 

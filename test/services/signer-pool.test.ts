@@ -43,6 +43,10 @@ describe('SignerPool', () => {
     const viaPort = await pool.run({ platform: 'android', keystore, password: 'password' }, new BufferSource(readFileSync(apksigFixture('golden/original.apk'))), path.join(dir, 'port.apk'), signal());
     assert.deepEqual(viaPort, summary);
     assert.ok(readFileSync(path.join(dir, 'port.apk')).equals(readFileSync(path.join(dir, 'ok.apk'))));
+    // A read failing where the package is stored fails the run with that error and its code.
+    const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
+    const failing = { size: 1_000_000, read: async () => Promise.reject(reset), close: async () => {} };
+    await assert.rejects(pool.run({ platform: 'android', keystore, password: 'password' }, failing, path.join(dir, 'reset.apk'), signal()), (e: unknown) => e === reset);
     await assert.rejects(pool.run({ platform: 'android', keystore, password: 'wrong' }, await open(apksigFixture('golden/original.apk')), path.join(dir, 'bad.apk'), signal()), (e: unknown) => e instanceof SigningError && e.code === 'keystore_password_incorrect');
   });
 
