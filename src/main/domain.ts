@@ -107,7 +107,7 @@ export async function openDomain(config: Config, overrides: DomainOverrides = {}
     const tmpRoot = path.join(config.dataDir, 'tmp');
     await sweepDeadOwners(tmpRoot);
     const ownScratch = (scratch = await ProcessScratch.open(tmpRoot));
-    const store = (blobs = await openBlobStore(config, { tempDir: ownScratch.dir }));
+    const store = (blobs = await openBlobStore(config));
     leftovers = setInterval(() => {
       Promise.all([sweepDeadOwners(tmpRoot), store.sweepLeftovers()]).catch(() => {});
     }, 10 * 60_000).unref();

@@ -1,8 +1,10 @@
-// The seam between the task worker and the signing engines. The worker hands a Signer a local
-// input file, the decrypted credential and an output path; the Signer signs AND verifies the
-// output (no unverified artifact ever leaves it) or throws an AppError/SigningError whose code
-// becomes the task's error.code. src/main wires one Signer per (platform, cert_type).
+// The seam between the task worker and the signing engines. The worker hands a Signer the input
+// package as a DataSource read where it is stored (BlobStore.openSource), the decrypted
+// credential and an output path; the Signer signs AND verifies the output (no unverified artifact
+// ever leaves it) or throws an AppError/SigningError whose code becomes the task's error.code.
+// src/main wires one Signer per (platform, cert_type).
 import type { Credential } from '../db/credential.ts';
+import type { DataSource } from '../signing/data-source.ts';
 import type { CertType, Platform, TaskBundle, TaskWarning } from '../db/schema.ts';
 export type { CertType, Platform };
 
@@ -11,7 +13,9 @@ export interface SignRequest {
   taskId: string;
   platform: Platform;
   certType: CertType;
-  inputPath: string;
+  /** The upload, read where it is stored (the file on disk, range GETs on S3); the worker closes it. */
+  input: DataSource;
+  /** Where the signed package goes (the attempt's scratch folder; random access for APK v2 and Mach-O). */
   outputPath: string;
   credential: Credential;
   /** iOS enterprise: the certificate profile (`prf_…`) chosen per bundle id by the task. */

@@ -1,8 +1,9 @@
 // The task worker: job handlers for the JobQueue. sign_task runs a task through its Signer:
-// claim (TaskRepository.start), sign + verify into a local file, store the artifact, then ONE
-// transaction that ends the task and enqueues its webhook. The queue provides the lease and
-// heartbeats; a run lost to a crash is re-run (counted as an attempt) and the terminal write is
-// a compare-and-set, so every task ends in exactly one terminal state.
+// claim (TaskRepository.start), sign + verify from the upload read where it is stored
+// (BlobStore.openSource) into a local file, store the artifact, then ONE transaction that ends
+// the task and enqueues its webhook. The queue provides the lease and heartbeats; a run lost to
+// a crash is re-run (counted as an attempt) and the terminal write is a compare-and-set, so
+// every task ends in exactly one terminal state.
 import { randomBytes } from 'node:crypto';
 import { createReadStream, promises as fs } from 'node:fs';
 import path from 'node:path';
@@ -11,6 +12,7 @@ import type { TaskOutcome } from '../db/repositories.ts';
 import type { TaskRow } from '../db/schema.ts';
 import { ERROR_CATALOGUE, errorCodeOf } from '../errors.ts';
 import { JobReleasedError, type ExhaustedJob, type JobContext, type JobHandlers, type JobQueue } from '../queue/job-queue.ts';
+import type { DataSource } from '../signing/data-source.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
 import type { ProcessScratch } from '../storage/scratch.ts';
 import { artifactBlobKey } from '../storage/blob-keys.ts';
@@ -187,38 +189,38 @@ export class TaskWorker {
     const attemptDir = await this.options.scratch.folder(`${task.id}-${runId}`);
     const outputPath = path.join(attemptDir, `signed.${extension}`);
     let artifactKey: string | null = null;
+    let input: DataSource | null = null;
     try {
-      const result = await this.options.blobs.withLocalFile(
-        task.input_blob_key,
-        (inputPath) => {
-          const started = performance.now();
-          const report = (outcome: string) => this.options.onSigned?.(task, (performance.now() - started) / 1000, outcome);
-          return signer
-            .sign({
-              taskId: task.id,
-              platform: task.platform,
-              certType: task.cert_type,
-              inputPath,
-              outputPath,
-              credential: certificate
-                ? db.repos.certificates.credential(certificate, profiles.map((p) => ({ id: p.id, bytes: db.repos.certificateProfiles.open(p) })))
-                : { kind: 'developer_accounts', accountId: task.account_id },
-              ...(options.profiles ? { profileChoice: options.profiles } : {}),
-              signal,
-            })
-            .then(
-              (result) => {
-                report('ok');
-                return result;
-              },
-              (error: unknown) => {
-                report(signal.aborted ? 'aborted' : (errorCodeOf(error) ?? 'error'));
-                throw errorCodeOf(error) !== null || signal.aborted || isTransient(error) ? error : new EngineFailure(error);
-              },
-            );
-        },
-        { signal },
-      );
+      // The input is read where it is stored (the file on disk, range GETs on S3), never copied
+      // here first; only the output is local (APK v2 and Mach-O rewriting need random access).
+      input = await this.options.blobs.openSource(task.input_blob_key, { signal });
+      const started = performance.now();
+      const report = (outcome: string) => this.options.onSigned?.(task, (performance.now() - started) / 1000, outcome);
+      const result = await signer
+        .sign({
+          taskId: task.id,
+          platform: task.platform,
+          certType: task.cert_type,
+          input,
+          outputPath,
+          credential: certificate
+            ? db.repos.certificates.credential(certificate, profiles.map((p) => ({ id: p.id, bytes: db.repos.certificateProfiles.open(p) })))
+            : { kind: 'developer_accounts', accountId: task.account_id },
+          ...(options.profiles ? { profileChoice: options.profiles } : {}),
+          signal,
+        })
+        .then(
+          (result) => {
+            report('ok');
+            return result;
+          },
+          (error: unknown) => {
+            report(signal.aborted ? 'aborted' : (errorCodeOf(error) ?? 'error'));
+            throw errorCodeOf(error) !== null || signal.aborted || isTransient(error) ? error : new EngineFailure(error);
+          },
+        );
+      await input.close();
+      input = null;
       signal.throwIfAborted();
       artifactKey = artifactBlobKey(task.id, runId, extension);
       const stored = await this.options.blobs.put(artifactKey, createReadStream(outputPath), { signal });
@@ -251,6 +253,7 @@ export class TaskWorker {
     } finally {
       clearInterval(poll);
       this.running.delete(task.id);
+      await input?.close().catch(() => {});
       await fs.rm(attemptDir, { recursive: true, force: true });
     }
   }

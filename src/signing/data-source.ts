@@ -35,19 +35,22 @@ export class BufferSource implements DataSource {
 
 export class FileSource implements DataSource {
   readonly size: number;
+  /** The file read (another thread may open it itself instead of reading through this one). */
+  readonly path: string;
   private readonly handle: FileHandle;
   private closed = false;
 
-  private constructor(handle: FileHandle, size: number) {
+  private constructor(handle: FileHandle, size: number, path: string) {
     this.handle = handle;
     this.size = size;
+    this.path = path;
   }
 
   static async open(path: string): Promise<FileSource> {
     const handle = await open(path, 'r');
     try {
       const { size } = await handle.stat();
-      return new FileSource(handle, size);
+      return new FileSource(handle, size, path);
     } catch (error) {
       await handle.close();
       throw error;

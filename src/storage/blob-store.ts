@@ -70,17 +70,11 @@ export interface BlobStore {
   /**
    * Random-access reads of the blob where it is stored, for the engines (which read packages
    * through a DataSource): disk = the file itself; S3 = range GETs with read-ahead, never a
-   * download of the whole object. Close it when done. Rejects with `not_found` when the blob is
-   * missing; `signal` aborts the reads in flight.
+   * download of the whole object. The only way engines read blobs: no store makes local
+   * copies. Close it when done. Rejects with `not_found` when the blob is missing; `signal`
+   * aborts the reads in flight.
    */
   openSource(key: string, options?: { signal?: AbortSignal }): Promise<DataSource>;
-
-  /**
-   * Runs `fn` with a path to a local, random-access copy of the blob (signing engines need one).
-   * Disk: the blob file itself (treat it as read-only!). S3: a temp file downloaded first and
-   * removed after `fn` settles. Rejects with `not_found` when the blob is missing.
-   */
-  withLocalFile<T>(key: string, fn: (path: string) => Promise<T>, options?: { signal?: AbortSignal }): Promise<T>;
 
   /**
    * Removes temporary files that dead processes left (partial uploads of a process killed with
@@ -90,4 +84,14 @@ export interface BlobStore {
 
   /** Releases clients/handles. The store is unusable afterwards. */
   close(): Promise<void>;
+}
+
+/** Runs `fn` with the blob `key` opened by openSource (read where it is stored); closes it after `fn` settles. */
+export async function withBlobSource<T>(blobs: BlobStore, key: string, fn: (source: DataSource) => Promise<T>, options: { signal?: AbortSignal } = {}): Promise<T> {
+  const source = await blobs.openSource(key, options);
+  try {
+    return await fn(source);
+  } finally {
+    await source.close();
+  }
 }

@@ -104,11 +104,6 @@ export class DiskBlobStore implements BlobStore {
     });
   }
 
-  async withLocalFile<T>(key: string, fn: (file: string) => Promise<T>): Promise<T> {
-    if (!(await this.exists(key))) throw new AppError('not_found', `no blob ${key}`);
-    return fn(this.#path(key));
-  }
-
   async close(): Promise<void> {
     await this.#scratch.close();
   }

@@ -5,7 +5,7 @@ import type { BlobStore } from './blob-store.ts';
 import { DiskBlobStore } from './disk-blob-store.ts';
 
 /** Disk store under `<dataDir>/blobs`, or the S3 store for SIGNET_STORAGE=s3. */
-export async function openBlobStore(config: Pick<Config, 'storage' | 'dataDir' | 's3'>, options: { tempDir?: string } = {}): Promise<BlobStore> {
+export async function openBlobStore(config: Pick<Config, 'storage' | 'dataDir' | 's3'>): Promise<BlobStore> {
   if (config.storage === 's3') {
     // The AWS SDK (~11 MB) loads only when S3 is configured.
     const { S3BlobStore } = await import('./s3-blob-store.ts');
@@ -15,8 +15,6 @@ export async function openBlobStore(config: Pick<Config, 'storage' | 'dataDir' |
       endpoint: config.s3.endpoint,
       prefix: config.s3.prefix,
       forcePathStyle: config.s3.forcePathStyle,
-      // Downloads for withLocalFile: the process's scratch folder when the caller has one.
-      tempDir: options.tempDir ?? path.join(config.dataDir, 'tmp'),
     });
   }
   return DiskBlobStore.open({ root: path.join(config.dataDir, 'blobs') });

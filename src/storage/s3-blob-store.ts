@@ -1,8 +1,6 @@
 // Blobs as objects in an S3-compatible bucket. Puts go through lib-storage's multipart Upload:
 // the object only becomes visible when CompleteMultipartUpload succeeds (or, below one part, when
 // the single PutObject does), so a failed or refused upload never leaves a partial object.
-import { createWriteStream, promises as fs } from 'node:fs';
-import path from 'node:path';
 import { PassThrough, type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
@@ -30,8 +28,6 @@ export interface S3BlobStoreOptions {
   /** Prepended to every key (a trailing `/` is added when missing). */
   prefix: string;
   forcePathStyle: boolean;
-  /** Where withLocalFile downloads objects. */
-  tempDir: string;
   /** Explicit credentials (tests); by default the SDK's chain (env, shared config, instance role). */
   credentials?: { accessKeyId: string; secretAccessKey: string };
   /** Block size, read-ahead and cache of openSource (defaults: ReadAheadSource's). */
@@ -152,7 +148,7 @@ export class S3BlobStore implements BlobStore {
     await this.#client.send(new DeleteObjectCommand({ Bucket: this.#options.bucket, Key: this.#objectKey(key) }));
   }
 
-  /** Partial objects are never visible on S3; local downloads live in the caller's scratch (tempDir). */
+  /** Partial objects are never visible on S3, and nothing is downloaded to local files. */
   async sweepLeftovers(): Promise<number> {
     return 0;
   }
@@ -178,19 +174,6 @@ export class S3BlobStore implements BlobStore {
     const bytes = Buffer.from(await response.Body!.transformToByteArray());
     const from = start - served.start;
     return from === 0 && bytes.length === end - start ? bytes : bytes.subarray(from, from + end - start);
-  }
-
-  async withLocalFile<T>(key: string, fn: (file: string) => Promise<T>, options: { signal?: AbortSignal } = {}): Promise<T> {
-    const source = await this.get(key, options.signal ? { signal: options.signal } : {});
-    await fs.mkdir(this.#options.tempDir, { recursive: true, mode: 0o700 });
-    const dir = await fs.mkdtemp(path.join(this.#options.tempDir, 'blob-'));
-    try {
-      const file = path.join(dir, path.basename(key));
-      await pipeline(source, createWriteStream(file, { mode: 0o600 }), options.signal ? { signal: options.signal } : {});
-      return await fn(file);
-    } finally {
-      await fs.rm(dir, { recursive: true, force: true });
-    }
   }
 
   async close(): Promise<void> {

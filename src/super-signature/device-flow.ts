@@ -25,7 +25,7 @@ import type { DeveloperAppIdRow } from '../db/profile-tables.ts';
 import type { DeveloperAccountRow, DeveloperDeviceRow, EnrollmentRow, SuperBuildRow, SuperProfileRow } from '../db/super-tables.ts';
 import { AppError, errorCodeOf, ERROR_CATALOGUE, type ErrorCode } from '../errors.ts';
 import type { JobContext } from '../queue/job-queue.ts';
-import type { BlobStore } from '../storage/blob-store.ts';
+import { withBlobSource, type BlobStore } from '../storage/blob-store.ts';
 import { assertBlobKey } from '../storage/blob-keys.ts';
 import type { DeveloperAccountService } from '../services/developer-accounts.ts';
 import type { Logger } from '../services/logger.ts';
@@ -279,15 +279,18 @@ export class DeviceFlow {
     const outputPath = path.join(this.#options.workDir, `${build.id}-${randomBytes(4).toString('hex')}.ipa`);
     const secrets = db.repos.developerAccounts.secrets(account);
     try {
-      await blobs.withLocalFile(task.input_blob_key, (inputPath) =>
+      // The upload is read where it is stored; only the output is a local file (Mach-O rewriting
+      // needs random access to it) until it is stored.
+      await withBlobSource(blobs, task.input_blob_key, (input) =>
         signer.sign({
-          inputPath,
+          input,
           outputPath,
           p12: secrets.p12,
           password: secrets.p12Password,
           profiles: contents,
           ...(signal ? { signal } : {}),
         }),
+        signal ? { signal } : {},
       );
       const key = assertBlobKey(`super/${task.id}/${build.id}.ipa`);
       const stored = await blobs.put(key, createReadStream(outputPath));

@@ -1,14 +1,16 @@
 // The seam between the per-device flow and the iOS re-signer: sign an app for one ad-hoc profile
 // with a developer account's distribution identity, verify the result, write it to outputPath.
+// The input is a DataSource: the task's upload read where it is stored (BlobStore.openSource).
 // src/main wires the real engine; without one, per-device builds fail with
 // `super_signing_unavailable` (never with an unsigned or fake build).
 import { AppError } from '../errors.ts';
 import type { Identity } from '../signing/cms/index.ts';
+import type { DataSource } from '../signing/data-source.ts';
 import type { SuperAppPlan } from './capability-plan.ts';
 
 export interface DeviceBuildRequest {
-  /** The task's original upload. */
-  inputPath: string;
+  /** The task's original upload, read where it is stored; the caller closes it. */
+  input: DataSource;
   outputPath: string;
   p12: Buffer;
   password: string;
@@ -26,7 +28,8 @@ export interface DeviceBuildResult {
 
 /** A super task's preparation: the whole app signed with the account's identity, before any device. */
 export interface PrepareRequest {
-  inputPath: string;
+  /** The task's original upload, read where it is stored; the caller closes it. */
+  input: DataSource;
   outputPath: string;
   p12: Buffer;
   password: string;

@@ -17,10 +17,10 @@ import type { DeveloperAccountRow } from '../db/super-tables.ts';
 import { AppError } from '../errors.ts';
 import type { Identity } from '../signing/cms/index.ts';
 import { FileSink } from '../signing/data-sink.ts';
-import { FileSource } from '../signing/data-source.ts';
+import { FileSource, type DataSource } from '../signing/data-source.ts';
 import { SigningError } from '../signing/errors.ts';
 import type { IncrementalTemplate } from '../signing/ios/resign-incremental/index.ts';
-import type { BlobStore } from '../storage/blob-store.ts';
+import { withBlobSource, type BlobStore } from '../storage/blob-store.ts';
 import { assertBlobKey } from '../storage/blob-keys.ts';
 import { teamNameOf } from '../services/developer-accounts.ts';
 import type { Logger } from '../services/logger.ts';
@@ -92,7 +92,7 @@ export class IncrementalBuilds {
         await handle.close();
       }
       if (!loaded.verified) {
-        await blobs.withLocalFile(loaded.sharedKey, (sharedPath) => verifyComposite(sharedPath, partPath));
+        await withBlobSource(blobs, loaded.sharedKey, (shared) => verifyComposite(shared, partPath), signal ? { signal } : {});
         loaded.verified = true;
       }
       const sha = loaded.sharedHash.copy();
@@ -129,24 +129,34 @@ export class IncrementalBuilds {
     const base = path.join(this.#options.workDir, `${task.id}-${account.id}-${randomBytes(4).toString('hex')}`);
     const sharedPath = `${base}.shared`;
     const preparedPath = `${base}.prepared.ipa`;
-    const fromPrepared = async (prepared: string): Promise<IncrementalTemplate> => {
-      const source = await FileSource.open(prepared);
+    const fromPrepared = async (prepared: DataSource): Promise<IncrementalTemplate> => {
       const sink = await FileSink.create(sharedPath);
       try {
-        return await buildIncrementalTemplate(source, sink, signal ? { signal } : {});
+        return await buildIncrementalTemplate(prepared, sink, signal ? { signal } : {});
       } finally {
         await sink.close();
-        await source.close();
       }
     };
+    const reading = signal ? { signal } : {};
     try {
-      // The task's own prepared build, if this account's certificate signed it.
-      let template = task.artifact_blob_key ? await blobs.withLocalFile(task.artifact_blob_key, fromPrepared).catch(() => null) : null;
+      // The task's own prepared build, if this account's certificate signed it (read where it is
+      // stored); else a prepared build re-signed from the upload (read where it is stored) into
+      // a local file, which the template is then built from. The template's shared file stays
+      // local until stored: this (task, account) builds every device from it.
+      let template = task.artifact_blob_key ? await withBlobSource(blobs, task.artifact_blob_key, fromPrepared, reading).catch(() => null) : null;
       if (!template?.signerCertificate?.equals(identity.certificate)) {
-        await blobs.withLocalFile(task.input_blob_key, (inputPath) =>
-          engine.prepare({ inputPath, outputPath: preparedPath, p12: secrets.p12, password: secrets.p12Password, teamId: account.team_id, teamName: teamNameOf(account), plan, ...(signal ? { signal } : {}) }),
+        await withBlobSource(
+          blobs,
+          task.input_blob_key,
+          (input) => engine.prepare({ input, outputPath: preparedPath, p12: secrets.p12, password: secrets.p12Password, teamId: account.team_id, teamName: teamNameOf(account), plan, ...reading }),
+          reading,
         );
-        template = await fromPrepared(preparedPath);
+        const prepared = await FileSource.open(preparedPath);
+        try {
+          template = await fromPrepared(prepared);
+        } finally {
+          await prepared.close();
+        }
       }
       const sharedHash = createHash('sha256');
       for await (const chunk of createReadStream(sharedPath)) sharedHash.update(chunk as Buffer);
@@ -167,12 +177,12 @@ export class IncrementalBuilds {
 }
 
 /** `signet verify`'s checks over shared ++ part; the pipeline's verdict (verification_failed) when they fail. */
-async function verifyComposite(sharedPath: string, partPath: string): Promise<void> {
+async function verifyComposite(shared: DataSource, partPath: string): Promise<void> {
   const [{ verifyIpa }, { assertOutputVerified }] = await Promise.all([import('../signing/ios/verify-ipa/index.ts'), import('../signing/pipeline/verdict.ts')]);
-  const source = new ConcatSource([await FileSource.open(sharedPath), await FileSource.open(partPath)]);
+  const part = await FileSource.open(partPath);
   try {
-    assertOutputVerified(await verifyIpa(source));
+    assertOutputVerified(await verifyIpa(new ConcatSource([shared, part])));
   } finally {
-    await source.close();
+    await part.close();
   }
 }

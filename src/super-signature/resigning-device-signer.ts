@@ -26,10 +26,10 @@ export function resigningDeviceSigner(options: ResigningDeviceSignerOptions = {}
 
   return {
     async sign(request: DeviceBuildRequest): Promise<DeviceBuildResult> {
-      const { signPackageFile } = await pipeline();
-      const summary = await signPackageFile(
+      const { signPackageToFile } = await pipeline();
+      const summary = await signPackageToFile(
         { platform: 'ios', identity: { p12: request.p12, password: request.password }, profiles: request.profiles.map((bytes) => ({ id: null, bytes })) },
-        request.inputPath,
+        request.input,
         request.outputPath,
         env(request.signal),
       );
@@ -39,14 +39,14 @@ export function resigningDeviceSigner(options: ResigningDeviceSignerOptions = {}
     identity: async (p12, password) => (await pipeline()).openSigningIdentity({ p12, password }, env()),
 
     async prepare(request: PrepareRequest): Promise<PrepareResult> {
-      const { openSigningIdentity, signPackageFile } = await pipeline();
+      const { openSigningIdentity, signPackageToFile } = await pipeline();
       const { templateProfiles } = await import('./template-profile.ts');
       // The template profiles name the identity's certificate, so it is opened first.
       const identity = await openSigningIdentity({ p12: request.p12, password: request.password }, env());
       const templates = templateProfiles({ identity, teamId: request.teamId, teamName: request.teamName, plan: request.plan });
-      const summary = await signPackageFile(
+      const summary = await signPackageToFile(
         { platform: 'ios', identity: { opened: identity }, profiles: templates.map((bytes) => ({ id: null, bytes })) },
-        request.inputPath,
+        request.input,
         request.outputPath,
         env(request.signal),
       );

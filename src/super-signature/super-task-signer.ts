@@ -10,7 +10,6 @@
 import type { Db } from '../db/database.ts';
 import type { DeveloperAccountRow } from '../db/super-tables.ts';
 import { AppError, errorCodeOf } from '../errors.ts';
-import { FileSource } from '../signing/data-source.ts';
 import { inspectPackage } from '../signing/inspect/index.ts';
 import { readProvisionedBundles } from '../signing/ios/resign/index.ts';
 import { teamNameOf, type DeveloperAccountService } from '../services/developer-accounts.ts';
@@ -42,15 +41,9 @@ export class SuperTaskSigner implements Signer {
     const candidates = (await db.repos.developerAccounts.list(request.credential.accountId)).filter((a) => accounts.usable(a));
     if (candidates.length === 0) throw new AppError('certificate_required', 'No usable Apple developer account; register one with POST /v1/developer-accounts.');
 
-    const source = await FileSource.open(request.inputPath);
-    let plan: SuperAppPlan;
-    try {
-      const info = await inspectPackage(source, { iconBytes: false });
-      if (info.platform !== 'ios' || !info.bundleId) throw new AppError('cert_type_unsupported', 'cert_type "super" signs iOS apps only.');
-      plan = planCapabilities(await readProvisionedBundles(source, request.signal));
-    } finally {
-      await source.close();
-    }
+    const info = await inspectPackage(request.input, { iconBytes: false });
+    if (info.platform !== 'ios' || !info.bundleId) throw new AppError('cert_type_unsupported', 'cert_type "super" signs iOS apps only.');
+    let plan = planCapabilities(await readProvisionedBundles(request.input, request.signal));
     request.signal.throwIfAborted();
     // A re-run keeps the plan its first run stored (devices may already use it).
     plan = JSON.parse(await db.repos.superSignature.savePlan(request.taskId, JSON.stringify(plan))) as SuperAppPlan;
@@ -58,7 +51,7 @@ export class SuperTaskSigner implements Signer {
     const account = await this.#hostingAccount(candidates, plan);
     const secrets = db.repos.developerAccounts.secrets(account);
     const prepared = await engine.prepare({
-      inputPath: request.inputPath,
+      input: request.input,
       outputPath: request.outputPath,
       p12: secrets.p12,
       password: secrets.p12Password,

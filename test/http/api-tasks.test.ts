@@ -5,12 +5,14 @@ import { createHash } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { UploadService } from '../../src/services/uploads.ts';
-import { Api } from '../support/api-client.ts';
+import { addEnterpriseIosCertificate, Api } from '../support/api-client.ts';
 import { tinyApk, tinyIpa } from '../support/app-packages.ts';
 import { testPki } from '../support/pki.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { failingSigner, slowCopySigner, writingSigner } from '../support/slow-signer.ts';
 import { tempFiles } from '../support/temp-files.ts';
+import { generatedApp } from '../support/ios-app.ts';
+import { needsToolchain } from '../support/macho-build.ts';
 
 let server: TestServer;
 let api: Api;
@@ -241,20 +243,54 @@ describe('task lifecycle', () => {
     }
   });
 
+  it('cancels a running iOS task on the real signer: its thread stops and nothing is left in tmp', needsToolchain(), async () => {
+    // The production signers on the SignerPool's threads; a large incompressible resource keeps
+    // the re-sign running long enough for the cancel to land while the partial output is open.
+    const pki = testPki();
+    const real = await startTestServer({ name: 'cancel-ios', env: { SIGNET_WORKER_CONCURRENCY: '1', SIGNET_APPLE_CA_DIR: pki.caDir } });
+    try {
+      const client = new Api(real.url, real.key);
+      const cert = await addEnterpriseIosCertificate(client, pki);
+      const upload = await client.upload('big.ipa', generatedApp('cancel-ios', { fillerBytes: 96 * 1024 * 1024 }).bytes);
+      assert.equal(upload.status, 200, JSON.stringify(upload.body));
+      const taskId = (await client.post('/v1/tasks/create', { file_key: upload.body.data.file_key, cert_type: 'enterprise', certificate_id: cert.id })).body.data.task_id;
+      // Cancel once the pipeline has opened its partial output (signing is under way on a thread).
+      for (let i = 0; !tempFiles(real.dataDir).some((file) => file.path.endsWith('.partial')); i += 1) {
+        const now = (await client.get(`/v1/tasks/${taskId}`)).body.data;
+        assert.ok(now.status === 'pending' || now.status === 'processing', `the task ended before it could be canceled: ${JSON.stringify(now)}`);
+        if (i > 6000) assert.fail('the signer never opened its partial output');
+        await sleep(5);
+      }
+      const canceled = await client.post(`/v1/tasks/${taskId}/cancel`);
+      assert.equal(canceled.status, 200, JSON.stringify(canceled.body));
+      assert.equal(canceled.body.data.status, 'canceled');
+      // The positive event: the queue is done with the job (the run aborted and cleaned up).
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const jobs = await real.service.db.kysely.selectFrom('jobs').select('payload_json').where('kind', '=', 'sign_task').execute();
+        if (!jobs.some((job) => job.payload_json.includes(taskId))) break;
+        if (Date.now() > deadline) assert.fail(`the sign_task job is still queued or running: ${JSON.stringify(jobs)}`);
+        await sleep(50);
+      }
+      const left = tempFiles(real.dataDir).filter((file) => !file.path.endsWith('owner.json'));
+      assert.deepEqual(left, [], 'the canceled run\'s partial output and work folder are removed');
+      const task = (await client.get(`/v1/tasks/${taskId}`)).body.data;
+      assert.equal(task.status, 'canceled');
+      assert.equal(task.artifact, null);
+      assert.deepEqual(await real.service.db.kysely.selectFrom('tasks').select('artifact_blob_key').where('id', '=', taskId).execute(), [{ artifact_blob_key: null }]);
+    } finally {
+      await real.close();
+    }
+  });
+
   it('fails a task whose platform has no signer with signer_unavailable', async () => {
     const pki = testPki();
-    const cert = await api.form('/v1/certificates', {
-      kind: 'ios_enterprise',
-      password: 'pw',
-      file: { name: 'dist.p12', data: pki.p12(pki.leaf, { password: 'pw' }) },
-      profile: { name: 'in-house.mobileprovision', data: pki.mobileprovision({ bundleId: '*' }) },
-    });
-    assert.equal(cert.status, 200, JSON.stringify(cert.body));
-    assert.equal(cert.body.data.kind, 'ios_enterprise');
-    assert.equal(cert.body.data.team_id, pki.teamId);
-    assert.equal(cert.body.data.profile.type, 'enterprise');
-    assert.match(cert.body.data.profile.app_id, /\*$/);
-    assert.ok(cert.body.data.profile.expires_at);
+    const cert = await addEnterpriseIosCertificate(api, pki);
+    assert.equal(cert.kind, 'ios_enterprise');
+    assert.equal(cert.team_id, pki.teamId);
+    assert.equal(cert.profile.type, 'enterprise');
+    assert.match(cert.profile.app_id, /\*$/);
+    assert.ok(cert.profile.expires_at);
     const ipa = (await api.upload('x.ipa', tinyIpa())).body.data.file_key;
     const taskId = (await api.post('/v1/tasks/create', { file_key: ipa, cert_type: 'enterprise' })).body.data.task_id;
     const task = await waitFor(taskId, ['failed', 'succeeded']);

@@ -1,14 +1,18 @@
 // Packages are read where they are stored: with the S3 store, upload inspection reads the object
 // with range requests only (the end of the zip, its central directory, the entries it needs),
-// never one GET of the whole object, and never a local copy.
+// never one GET of the whole object, and never a local copy. Signing tasks (the real engines on
+// the worker's thread pool, Android and iOS) read their input the same way: range GETs, each
+// smaller than the object, adding up to about the object once.
 import assert from 'node:assert/strict';
 import { after, before, it } from 'node:test';
-import { Api } from '../support/api-client.ts';
+import { addEnterpriseIosCertificate, Api, waitForTaskEnd } from '../support/api-client.ts';
 import { streamedApk } from '../support/app-packages.ts';
 import { countingS3Proxy, startS3rver, type S3Request, type TestS3 } from '../support/s3rver.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { slowCopySigner } from '../support/slow-signer.ts';
 import { testPki } from '../support/pki.ts';
+import { generatedApp } from '../support/ios-app.ts';
+import { needsToolchain } from '../support/macho-build.ts';
 import { loadConfig } from '../../src/config.ts';
 import { startWorkerService } from '../../src/main/service.ts';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -51,6 +55,23 @@ function assertRangedOnly(gets: readonly S3Request[], size: number): string {
   for (const get of gets) assert.match(get.range ?? '', /^bytes=\d+-\d+$/, `a GET without a range: ${get.path}`);
   const bytes = gets.reduce((sum, get) => sum + get.bytes, 0);
   assert.ok(bytes < size / 4, `read ${bytes} of ${size} bytes`);
+  return `${gets.length} range GETs, ${bytes} of ${size} bytes`;
+}
+
+/**
+ * A signer reads every entry, so its bytes add up to about the object; what it must never do is
+ * fetch it in one piece: every GET is a range smaller than the object, and the ranges add up to
+ * at most the object plus read-ahead overshoot (each byte fetched about once).
+ */
+function assertNoWholeObject(gets: readonly S3Request[], size: number): string {
+  for (const get of gets) {
+    const range = /^bytes=(\d+)-(\d+)$/.exec(get.range ?? '');
+    assert.ok(range, `a GET without a range: ${get.path}`);
+    assert.ok(Number(range[2]) - Number(range[1]) + 1 < size, `a GET of ${get.range} covers the whole object (${size} bytes)`);
+  }
+  assert.ok(gets.length > 1, `the package was read in ranges (${gets.length} GETs)`);
+  const bytes = gets.reduce((sum, get) => sum + get.bytes, 0);
+  assert.ok(bytes <= size * 1.25, `read ${bytes} bytes of a ${size}-byte object`);
   return `${gets.length} range GETs, ${bytes} of ${size} bytes`;
 }
 
@@ -101,12 +122,7 @@ it('publishes a signed APK on S3 reading its release facts with range GETs only'
   // The test signer copies its input, so the artifact is the 12 MiB package again.
   const worker = await startWorkerService(config, { signers: [slowCopySigner('android', 1)], queueTuning: { pollIntervalMs: 50 } });
   try {
-    let task: any;
-    for (let i = 0; i < 600; i += 1) {
-      task = (await api.get(`/v1/tasks/${taskId}`)).body.data;
-      if (task.status === 'succeeded' || task.status === 'failed') break;
-      await sleep(50);
-    }
+    const task = await waitForTaskEnd(api, taskId, 30_000);
     assert.equal(task.status, 'succeeded', JSON.stringify(task.error));
     // Published (right after the task succeeds): the install link exists once the release facts were read.
     for (let i = 0; ; i += 1) {
@@ -120,10 +136,60 @@ it('publishes a signed APK on S3 reading its release facts with range GETs only'
   }
   const artifactGets = proxy.requests.slice(from).filter((r) => r.method === 'GET' && r.path.includes(`/artifacts/${taskId}`));
   t.diagnostic(`release facts: ${assertRangedOnly(artifactGets, apk.size)}`);
-  // The worker still copies the input to its scratch before signing (the signing pipeline's
-  // DataSource entry point replaces that); shown here so the figure is visible in the run.
+  // The test signer reads its input through the DataSource the worker hands it: range GETs only.
   const inputGets = proxy.requests.slice(from).filter((r) => r.method === 'GET' && r.path.includes(`/uploads/${fileKey}`));
-  t.diagnostic(`worker input: ${inputGets.length} GETs (${inputGets.filter((r) => r.range === null).length} without a range), ${inputGets.reduce((sum, r) => sum + r.bytes, 0)} bytes`);
+  t.diagnostic(`worker input: ${assertNoWholeObject(inputGets, apk.size)}`);
+});
+
+it('signs on the worker\'s thread pool (Android and iOS) reading each package with range GETs only', { ...needsToolchain(), timeout: 240_000 }, async (t) => {
+  const api = new Api(server.url, server.key);
+  const pki = testPki();
+  const android = await api.form('/v1/certificates', { kind: 'android', password: 'pw', file: { name: 'k.p12', data: pki.p12(pki.androidRsa, { password: 'pw' }) } });
+  assert.equal(android.status, 200, JSON.stringify(android.body));
+  const ios = await addEnterpriseIosCertificate(api, pki);
+  const apk = streamedApk(12 * 1024 * 1024, { packageName: 'com.ranged.sign' });
+  const chunks: Buffer[] = [];
+  for await (const chunk of apk.stream()) chunks.push(chunk as Buffer);
+  const ipa = generatedApp('s3-ranged', { fillerBytes: 6 * 1024 * 1024 }).bytes;
+  const packages = [
+    { name: 'sign.apk', bytes: Buffer.concat(chunks), certificate: android.body.data.id as string },
+    { name: 'sign.ipa', bytes: ipa, certificate: ios.id as string },
+  ];
+  const tasks: { fileKey: string; taskId: string; size: number }[] = [];
+  for (const p of packages) {
+    const upload = await api.upload(p.name, p.bytes);
+    assert.equal(upload.status, 200, JSON.stringify(upload.body));
+    const created = await api.post('/v1/tasks/create', { file_key: upload.body.data.file_key, cert_type: 'enterprise', certificate_id: p.certificate });
+    assert.equal(created.status, 200, JSON.stringify(created.body));
+    tasks.push({ fileKey: upload.body.data.file_key, taskId: created.body.data.task_id, size: p.bytes.length });
+  }
+  const from = proxy.requests.length;
+  const config = loadConfig({
+    SIGNET_DATA_DIR: server.dataDir,
+    SIGNET_LOG_LEVEL: 'silent',
+    SIGNET_WORKER_CONCURRENCY: '1',
+    SIGNET_STORAGE: 's3',
+    SIGNET_S3_BUCKET: s3.bucket,
+    SIGNET_S3_ENDPOINT: proxy.url,
+    SIGNET_S3_FORCE_PATH_STYLE: 'true',
+    // The test PKI's leaf is issued by a WWDR-like intermediate that Apple's bundled CAs do not hold.
+    SIGNET_APPLE_CA_DIR: pki.caDir,
+  });
+  // No signer overrides: the production EnterpriseSigners on the SignerPool's threads.
+  const worker = await startWorkerService(config, { queueTuning: { pollIntervalMs: 50 } });
+  try {
+    for (const { taskId } of tasks) {
+      const task = await waitForTaskEnd(api, taskId, 120_000);
+      assert.equal(task.status, 'succeeded', JSON.stringify(task.error));
+      assert.ok(task.verification.length > 0);
+    }
+  } finally {
+    await worker.close();
+  }
+  for (const { fileKey, size } of tasks) {
+    const gets = proxy.requests.slice(from).filter((r) => r.method === 'GET' && r.path.includes(`/uploads/${fileKey}`));
+    t.diagnostic(`signing ${fileKey}: ${assertNoWholeObject(gets, size)}`);
+  }
 });
 
 it('the counting proxy sees a whole-object GET for what it is (the check can fail)', async () => {
@@ -133,5 +199,9 @@ it('the counting proxy sees a whole-object GET for what it is (the check can fai
   assert.equal((await text(await server.service.blobs.get(key))).length, 1000);
   const gets = proxy.requests.slice(from).filter((r) => r.method === 'GET');
   assert.throws(() => assertRangedOnly(gets, 1000), /a GET without a range/);
+  assert.throws(() => assertNoWholeObject(gets, 1000), /a GET without a range/);
+  // A range covering the whole object is a download too.
+  const ranged = [{ method: 'GET', path: `/b/${key}`, range: 'bytes=0-999', status: 206, bytes: 1000 }];
+  assert.throws(() => assertNoWholeObject(ranged, 1000), /covers the whole object/);
   await server.service.blobs.delete(key);
 });

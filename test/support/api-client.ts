@@ -1,8 +1,11 @@
 // A minimal HTTP client for service tests: JSON calls through fetch, and multipart uploads
 // streamed with node:http (a generated body of any size, Content-Length set, never buffered).
+import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import { Readable } from 'node:stream';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { TestPki } from './pki.ts';
 
 export interface ApiResponse<T = any> {
   status: number;
@@ -57,6 +60,32 @@ export class Api {
 
   upload<T = any>(fileName: string, data: Buffer) {
     return this.form<T>('/v1/apps/upload', { file: { name: fileName, data } });
+  }
+}
+
+/**
+ * Registers the test PKI's leaf (.p12, password "pw") as an iOS enterprise certificate with an
+ * in-house profile for every bundle id; returns the certificate's API answer (`data`).
+ */
+export async function addEnterpriseIosCertificate(api: Api, pki: TestPki): Promise<any> {
+  const response = await api.form('/v1/certificates', {
+    kind: 'ios_enterprise',
+    password: 'pw',
+    file: { name: 'leaf.p12', data: pki.p12(pki.leaf, { password: 'pw' }) },
+    profile: { name: 'inhouse.mobileprovision', data: pki.mobileprovision({ bundleId: '*' }) },
+  });
+  assert.equal(response.status, 200, JSON.stringify(response.body));
+  return response.body.data;
+}
+
+/** The task once it has succeeded or failed (GET /v1/tasks/:id every 50 ms); fails after `timeoutMs`. */
+export async function waitForTaskEnd(api: Api, taskId: string, timeoutMs = 60_000): Promise<any> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const task = (await api.get(`/v1/tasks/${taskId}`)).body.data;
+    if (task.status === 'succeeded' || task.status === 'failed') return task;
+    if (Date.now() > deadline) assert.fail(`task ${taskId} still ${task.status} after ${timeoutMs} ms`);
+    await sleep(50);
   }
 }
 

@@ -62,9 +62,10 @@ function infoPlist(entries: Record<string, string | string[]>, extra = ''): stri
  * Payload/Signet.app with: main executable (arm64), Frameworks/Kit.framework (dylib + Info.plist
  * + a symlinked resource), Frameworks/libhelper.dylib (loose), PlugIns/Widget.appex (own
  * executable and bundle id), en.lproj + Base.lproj resources, a symlink in the app root and a
- * storyboard-like folder with its own Info.plist (not a bundle). `omit` leaves files out.
+ * storyboard-like folder with its own Info.plist (not a bundle). `omit` leaves files out;
+ * `fillerBytes` adds an incompressible resource of that size.
  */
-export function generatedApp(name = 'generated', options: { bundleId?: string; store?: boolean; watch?: boolean; omit?: readonly string[] } = {}): GeneratedApp {
+export function generatedApp(name = 'generated', options: { bundleId?: string; store?: boolean; watch?: boolean; omit?: readonly string[]; fillerBytes?: number } = {}): GeneratedApp {
   const bundleId = options.bundleId ?? 'com.signet.generated';
   const work = testOutputDir('ios-app', name);
   rmSync(work, { recursive: true, force: true });
@@ -86,6 +87,18 @@ export function generatedApp(name = 'generated', options: { bundleId?: string; s
   write('Base.lproj/Main.storyboardc/main.nib', Buffer.alloc(300, 7));
   write('assets/data.bin', Buffer.from(Array.from({ length: 5000 }, (_, i) => (i * 31) & 0xff)));
   symlinkSync('assets/data.bin', path.join(app, 'data-link.bin'));
+  if (options.fillerBytes) {
+    // A large resource that does not compress (a package big enough to need many range reads).
+    const filler = Buffer.alloc(options.fillerBytes);
+    let x = 2463534242; // xorshift32
+    for (let i = 0; i < filler.length; i += 1) {
+      x ^= x << 13;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      filler[i] = x & 0xff;
+    }
+    write('assets/filler.bin', filler);
+  }
   write('Frameworks/Kit.framework/Info.plist', infoPlist({ CFBundleIdentifier: 'com.signet.kit', CFBundleExecutable: 'Kit', CFBundlePackageType: 'FMWK', CFBundleShortVersionString: '3.1' }));
   write('Frameworks/Kit.framework/Kit', dylib, 0o755);
   write('Frameworks/Kit.framework/Resources/theme.json', '{"accent":"#ff6600"}\n');

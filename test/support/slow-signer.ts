@@ -1,11 +1,13 @@
 // TEST-ONLY signers, wired exclusively by test/support/serve-entry.ts (never by src/main): they
 // let service tests exercise the task lifecycle before and independently of the real engines.
 // - slow: waits SIGNET_TEST_SIGN_MS (honouring the abort signal), then copies the input as the
-//   "artifact". Used to keep tasks in flight for the crash test.
+//   "artifact" (read through the DataSource like the engines: range GETs on S3). Used to keep
+//   tasks in flight for the crash test.
 // - failing: throws a catalogue error, to see a task fail with an engine's code.
-import { copyFile, readFile, writeFile } from 'node:fs/promises';
+import { open, writeFile } from 'node:fs/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SigningError } from '../../src/signing/errors.ts';
+import type { DataSource } from '../../src/signing/data-source.ts';
 import type { Platform, SignRequest, SignResult, Signer } from '../../src/services/signer.ts';
 
 export function slowCopySigner(platform: Platform, delayMs: number): Signer {
@@ -14,7 +16,7 @@ export function slowCopySigner(platform: Platform, delayMs: number): Signer {
     certTypes: ['enterprise'],
     async sign(request: SignRequest): Promise<SignResult> {
       await sleep(delayMs, undefined, { signal: request.signal });
-      await copyFile(request.inputPath, request.outputPath);
+      await copySource(request.input, request.outputPath);
       return { app: { bundleId: null, name: null, version: null, build: null }, verification: ['test-only copy'] };
     },
   };
@@ -26,11 +28,10 @@ export function writingSigner(platform: Platform, delayMs: number): Signer {
     platform,
     certTypes: ['enterprise'],
     async sign(request: SignRequest): Promise<SignResult> {
-      const input = await readFile(request.inputPath);
-      await writeFile(request.outputPath, input.subarray(0, input.length >> 1));
+      await writeFile(request.outputPath, await request.input.read(0, request.input.size >> 1));
       await writeFile(`${request.outputPath}.scratch`, Buffer.alloc(1024 * 1024, 1));
       await sleep(delayMs, undefined, { signal: request.signal });
-      await copyFile(request.inputPath, request.outputPath);
+      await copySource(request.input, request.outputPath);
       return { app: { bundleId: null, name: null, version: null, build: null }, verification: ['test-only copy'] };
     },
   };
@@ -68,7 +69,7 @@ export function flakySigner(platform: Platform, failures = 1): Signer {
         left -= 1;
         throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC', errno: -28, syscall: 'write' });
       }
-      await copyFile(request.inputPath, request.outputPath);
+      await copySource(request.input, request.outputPath);
       return { app: { bundleId: null, name: null, version: null, build: null }, verification: ['test-only copy'] };
     },
   };
@@ -100,12 +101,22 @@ export function judgingSigner(platform: Platform, delayMs: number): Signer {
     certTypes: ['enterprise'],
     async sign(request: SignRequest): Promise<SignResult> {
       await sleep(delayMs, undefined, { signal: request.signal });
-      const input = await readFile(request.inputPath);
+      const input = await request.input.read(0, request.input.size);
       if (input.includes(Buffer.from(FAILING_PACKAGE, 'utf16le')) || input.includes(Buffer.from(FAILING_PACKAGE))) {
         throw new SigningError('apk_invalid', `test signer: ${FAILING_PACKAGE} is refused`);
       }
-      await copyFile(request.inputPath, request.outputPath);
+      await copySource(request.input, request.outputPath);
       return { app: { bundleId: null, name: null, version: null, build: null }, verification: ['test-only copy'] };
     },
   };
+}
+
+/** Copies `source` into the file `target` in 1 MiB reads. */
+async function copySource(source: DataSource, target: string): Promise<void> {
+  const file = await open(target, 'w');
+  try {
+    for (let offset = 0; offset < source.size; offset += 1 << 20) await file.write(await source.read(offset, Math.min(1 << 20, source.size - offset)));
+  } finally {
+    await file.close();
+  }
 }

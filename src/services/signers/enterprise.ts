@@ -24,7 +24,7 @@ export class EnterpriseSigner implements Signer {
 
   async sign(request: SignRequest): Promise<SignResult> {
     const signing = this.platform === 'android' ? androidRequest(request) : iosRequest(request);
-    const summary = await this.#run(signing, request.inputPath, request.outputPath, request.signal);
+    const summary = await this.#run(signing, request.input, request.outputPath, request.signal);
     if (summary.platform === 'android') return { app: summary.app, verification: summary.verification };
     return { app: summary.app, verification: summary.verification, bundles: summary.bundles, warnings: summary.warnings };
   }

@@ -22,17 +22,17 @@ export async function signPackage(request: SignPackageRequest, input: DataSource
 }
 
 /**
- * signPackage from one file to another. The output is written to a hidden sibling and renamed
- * only once it verifies, so a failed or cancelled run leaves no output behind (an aborted thread
- * leaves the sibling in the caller's work folder, which the caller removes).
+ * signPackage from `input` (a file, a blob read where it is stored, a port to another thread's
+ * source) into the file `outputPath`. The output is written to a hidden sibling and renamed only
+ * once it verifies, so a failed or cancelled run leaves no output behind (an aborted thread
+ * leaves the sibling in the caller's work folder, which the caller removes). `input` stays open.
  */
-export async function signPackageFile(request: SignPackageRequest, inputPath: string, outputPath: string, env: SignEnv = {}): Promise<SignSummary> {
+export async function signPackageToFile(request: SignPackageRequest, input: DataSource, outputPath: string, env: SignEnv = {}): Promise<SignSummary> {
   const partial = path.join(path.dirname(outputPath), `.${path.basename(outputPath)}.${process.pid}.partial`);
-  const source = await FileSource.open(inputPath);
   try {
     const output = await FileOutput.create(partial);
     try {
-      const summary = await signPackage(request, source, output, env);
+      const summary = await signPackage(request, input, output, env);
       await rename(partial, outputPath);
       return summary;
     } finally {
@@ -41,6 +41,14 @@ export async function signPackageFile(request: SignPackageRequest, inputPath: st
   } catch (error) {
     await rm(partial, { force: true });
     throw error;
+  }
+}
+
+/** signPackageToFile from one file to another. */
+export async function signPackageFile(request: SignPackageRequest, inputPath: string, outputPath: string, env: SignEnv = {}): Promise<SignSummary> {
+  const source = await FileSource.open(inputPath);
+  try {
+    return await signPackageToFile(request, source, outputPath, env);
   } finally {
     await source.close();
   }

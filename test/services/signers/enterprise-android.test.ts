@@ -6,7 +6,7 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { AppError } from '../../../src/errors.ts';
 import { verifyApk } from '../../../src/signing/android/index.ts';
-import { FileSource } from '../../../src/signing/data-source.ts';
+import { BufferSource, FileSource } from '../../../src/signing/data-source.ts';
 import { SigningError } from '../../../src/signing/errors.ts';
 import { EnterpriseSigner } from '../../../src/services/signers/enterprise.ts';
 import type { Credential } from '../../../src/db/credential.ts';
@@ -17,7 +17,7 @@ import { apksigFixture, keyFile } from '../../support/android-signing.ts';
 const dir = testOutputDir('tasks', 'signers', 'android');
 
 function request(credential: Credential, output: string, input = apksigFixture('golden/original.apk')): SignRequest {
-  return { taskId: 'tsk_test', platform: 'android', certType: 'enterprise', inputPath: input, outputPath: output, credential, signal: new AbortController().signal };
+  return { taskId: 'tsk_test', platform: 'android', certType: 'enterprise', input: new BufferSource(readFileSync(input)), outputPath: output, credential, signal: new AbortController().signal };
 }
 
 function keystore(file: string, password: string | null, alias: string | null = null): Credential {
