@@ -21,6 +21,7 @@ export const SERVICE_ERRORS = {
   unsupported_file_type: 'Only .ipa and .apk files are accepted.',
   unsupported_media_type: 'The request body has an unsupported content type.',
   notes_too_large: 'The release notes exceed 10 KB (10,240 bytes of UTF-8).',
+  tus_version_unsupported: 'Resumable uploads speak tus 1.0.0: send the header Tus-Resumable: 1.0.0.',
   file_key_not_found: 'No upload with this file_key.',
   file_key_expired: 'The upload behind this file_key has expired; upload the file again.',
   cert_type_unsupported: 'This cert_type cannot sign this kind of package.',

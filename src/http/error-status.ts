@@ -26,6 +26,8 @@ const SERVICE_STATUS: Record<ServiceErrorCode, number> = {
   unsupported_file_type: 415,
   unsupported_media_type: 415,
   notes_too_large: 400,
+  // tus 1.0 §Tus-Resumable: a request without a supported version is answered 412.
+  tus_version_unsupported: 412,
   file_key_not_found: 404,
   file_key_expired: 410,
   cert_type_unsupported: 422,

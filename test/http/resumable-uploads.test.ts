@@ -71,6 +71,15 @@ describe('tus 1.0 at /v1/uploads', () => {
     assert.deepEqual(existsSync(dir) ? readdirSync(dir) : [], []);
   });
 
+  it('answers a request without Tus-Resumable: 1.0.0 with 412 tus_version_unsupported and the version it speaks', async () => {
+    for (const [method, url] of [['POST', '/v1/uploads'], ['HEAD', '/v1/uploads/acc_x.y'], ['PATCH', '/v1/uploads/acc_x.y'], ['DELETE', '/v1/uploads/acc_x.y']] as const) {
+      const response = await fetch(`${server.url}${url}`, { method, headers: { authorization: `Bearer ${server.key}`, 'upload-length': '10' } });
+      assert.equal(response.status, 412, `${method} ${url}`);
+      assert.equal(response.headers.get('tus-version'), '1.0.0');
+      if (method !== 'HEAD') assert.equal(((await response.json()) as { error: string }).error, 'tus_version_unsupported');
+    }
+  });
+
   it('refuses an Upload-Length over 2 GiB at creation with 413 file_too_large', async () => {
     const response = await create(2 * 1024 ** 3 + 1, { filename: 'huge.ipa' });
     assert.equal(response.status, 413);

@@ -12,7 +12,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Server, ServerOptions } from '@tus/server';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Type } from 'typebox';
-import { ERROR_CATALOGUE, errorCodeOf, type ErrorCode } from '../../errors.ts';
+import { AppError, ERROR_CATALOGUE, errorCodeOf, type ErrorCode } from '../../errors.ts';
 import type { Principal } from '../../services/principal.ts';
 import { normalizeNotes } from '../../services/release-notes.ts';
 import type { UploadService } from '../../services/uploads.ts';
@@ -143,6 +143,12 @@ export function resumableUploadRoutes(app: FastifyInstance, deps: ResumableUploa
     // PATCH bodies go to @tus/server untouched: no fastify parsing, no body limit of its own.
     scope.addContentTypeParser('application/offset+octet-stream', (_request, _payload, done) => done(null));
     const handle = async (request: FastifyRequest, reply: FastifyReply) => {
+      // tus 1.0 (Tus-Resumable): every request but OPTIONS names the version, else 412. Refused
+      // here, before @tus/server, so the answer carries the catalogue envelope like every other.
+      if (request.headers['tus-resumable'] !== '1.0.0') {
+        reply.header('tus-version', '1.0.0');
+        throw new AppError('tus_version_unsupported');
+      }
       principals.set(request.raw, principalOf(request));
       const tusServer = await server();
       reply.hijack();
@@ -162,7 +168,7 @@ export function resumableUploadRoutes(app: FastifyInstance, deps: ResumableUploa
             'Answers 201 with `Location`; then PATCH the bytes (`Content-Type: application/offset+octet-stream`, `Upload-Offset`), resuming after a HEAD. ' +
             'The PATCH that completes the upload answers like POST /apps/upload: `{code: 200, data: {file_key, …}}`. Unfinished uploads expire (`Upload-Expires`).',
           headers,
-          response: { 201: Type.Null({ description: 'Created; `Location` is the upload URL.' }), ...responses(envelope(Upload), ['file_too_large', 'storage_quota_exceeded', 'unsupported_file_type', 'notes_too_large']) },
+          response: { 201: Type.Null({ description: 'Created; `Location` is the upload URL.' }), ...responses(envelope(Upload), ['file_too_large', 'storage_quota_exceeded', 'unsupported_file_type', 'notes_too_large', 'tus_version_unsupported']) },
         },
       },
       handle,
@@ -176,7 +182,7 @@ export function resumableUploadRoutes(app: FastifyInstance, deps: ResumableUploa
           tags: ['Apps'],
           summary: { HEAD: 'Offset of a resumable upload', PATCH: 'Send bytes of a resumable upload', DELETE: 'Cancel a resumable upload' }[method],
           params: Type.Object({ upload_id: Type.String({ minLength: 1, maxLength: 200 }) }),
-          ...(method === 'PATCH' ? { response: responses(envelope(Upload), ['not_found', 'file_too_large', 'unsupported_file_type', 'invalid_package', 'storage_quota_exceeded']) } : {}),
+          ...(method === 'PATCH' ? { response: responses(envelope(Upload), ['not_found', 'file_too_large', 'unsupported_file_type', 'invalid_package', 'storage_quota_exceeded', 'tus_version_unsupported']) } : {}),
         },
         handler: handle,
       });
