@@ -3,7 +3,8 @@
 // certificates, the signed attributes, the issuer name. Verification lives in cms-verify.ts.
 import * as asn1js from 'asn1js';
 import { SigningError } from '../errors.ts';
-import { OID, bufferOf, parseAsn1 } from './der.ts';
+import { BerReader, isContextTag, isUniversal, TAG, type BerElement } from './ber-reader.ts';
+import { OID, parseAsn1 } from './der.ts';
 
 export interface ParsedAttribute {
   type: string;
@@ -40,39 +41,35 @@ export interface ParsedSignedData {
 
 const invalid = (message: string): SigningError => new SigningError('cms_invalid', message);
 
-const isContext = (element: asn1js.AsnType | undefined, tag: number): element is asn1js.Constructed =>
-  element !== undefined && element.idBlock.tagClass === 3 && element.idBlock.tagNumber === tag;
-
-function children(element: asn1js.AsnType | undefined, what: string): asn1js.AsnType[] {
-  if (!(element instanceof asn1js.Constructed) && !(element instanceof asn1js.Sequence) && !(element instanceof asn1js.Set)) {
-    throw invalid(`CMS ${what} is not a constructed element.`);
-  }
-  return (element as asn1js.Constructed).valueBlock.value;
-}
-
-function oidOf(element: asn1js.AsnType | undefined, what: string): string {
-  if (!(element instanceof asn1js.ObjectIdentifier)) throw invalid(`CMS ${what} is not an OBJECT IDENTIFIER.`);
-  return element.valueBlock.toString();
-}
-
-function intOf(element: asn1js.AsnType | undefined, what: string): number {
-  if (!(element instanceof asn1js.Integer) || element.valueBlock.valueHexView.length > 4) throw invalid(`CMS ${what} is not a small INTEGER.`);
-  return element.valueBlock.valueDec;
-}
-
-function octetsOf(element: asn1js.AsnType | undefined, what: string): Buffer {
-  if (!(element instanceof asn1js.OctetString)) throw invalid(`CMS ${what} is not an OCTET STRING.`);
-  return bufferOf(element.getValue());
-}
-
-const raw = (element: asn1js.AsnType): Buffer => Buffer.from(element.valueBeforeDecodeView);
-
-/** Parses a ContentInfo holding SignedData. */
+/**
+ * Parses a ContentInfo holding SignedData. The structure is walked with ber-reader.ts (certificates
+ * stay opaque DER); only the signed attributes' values are handed to asn1js, for callers that look
+ * inside them.
+ */
 export function parseSignedData(der: Buffer): ParsedSignedData {
-  const root = parseAsn1(der, 'cms_invalid', 'CMS ContentInfo');
+  const ber = new BerReader(der, 'cms_invalid', 'CMS ContentInfo');
+  const children = (element: BerElement | undefined, what: string): BerElement[] => {
+    if (element === undefined || !element.constructed) throw invalid(`CMS ${what} is not a constructed element.`);
+    return ber.children(element);
+  };
+  const oidOf = (element: BerElement | undefined, what: string): string => {
+    if (!isUniversal(element, TAG.oid)) throw invalid(`CMS ${what} is not an OBJECT IDENTIFIER.`);
+    return ber.oid(element);
+  };
+  const intOf = (element: BerElement | undefined, what: string): number => {
+    const value = isUniversal(element, TAG.integer) ? ber.smallInteger(element) : undefined;
+    if (value === undefined) throw invalid(`CMS ${what} is not a small INTEGER.`);
+    return value;
+  };
+  const octetsOf = (element: BerElement | undefined, what: string): Buffer => {
+    if (!isUniversal(element, TAG.octetString)) throw invalid(`CMS ${what} is not an OCTET STRING.`);
+    return ber.octets(element);
+  };
+
+  const root = ber.root();
   const [contentType, wrapped] = children(root, 'ContentInfo');
   if (oidOf(contentType, 'contentType') !== OID.signedData) throw invalid('The CMS ContentInfo does not hold SignedData.');
-  if (!isContext(wrapped, 0)) throw invalid('CMS ContentInfo content is not [0] EXPLICIT.');
+  if (!isContextTag(wrapped, 0) || !wrapped.constructed) throw invalid('CMS ContentInfo content is not [0] EXPLICIT.');
   const [signedData] = children(wrapped, 'ContentInfo content');
   const fields = children(signedData, 'SignedData');
 
@@ -83,56 +80,61 @@ export function parseSignedData(der: Buffer): ParsedSignedData {
   const eContentType = oidOf(encap[0], 'eContentType');
   let content: Buffer | undefined;
   if (encap[1] !== undefined) {
-    if (!isContext(encap[1], 0)) throw invalid('CMS eContent is not [0] EXPLICIT.');
+    if (!isContextTag(encap[1], 0) || !encap[1].constructed) throw invalid('CMS eContent is not [0] EXPLICIT.');
     content = octetsOf(children(encap[1], 'eContent')[0], 'eContent');
   }
   const certificates: Buffer[] = [];
-  if (isContext(fields[i], 0)) {
+  if (isContextTag(fields[i], 0)) {
     for (const choice of children(fields[i++], 'certificates')) {
       // CertificateChoices: only plain X.509 certificates (a SEQUENCE) matter to us.
-      if (choice instanceof asn1js.Sequence) certificates.push(raw(choice));
+      if (isUniversal(choice, TAG.sequence) && choice.constructed) certificates.push(ber.raw(choice));
     }
   }
-  if (isContext(fields[i], 1)) i++; // crls: not used
-  const signerInfos = children(fields[i++], 'signerInfos').map(parseSignerInfo);
+  if (isContextTag(fields[i], 1)) i++; // crls: not used
+  const signerInfos = children(fields[i++], 'signerInfos').map((element) => parseSignerInfo(ber, element, { children, oidOf, intOf, octetsOf }));
   if (fields[i] !== undefined) throw invalid('Unexpected trailing fields in SignedData.');
   const parsed: ParsedSignedData = { version, digestAlgorithms, contentType: eContentType, certificates, signerInfos };
   if (content !== undefined) parsed.content = content;
   return parsed;
 }
 
-function parseSignerInfo(element: asn1js.AsnType): ParsedSignerInfo {
+interface Readers {
+  children(element: BerElement | undefined, what: string): BerElement[];
+  oidOf(element: BerElement | undefined, what: string): string;
+  intOf(element: BerElement | undefined, what: string): number;
+  octetsOf(element: BerElement | undefined, what: string): Buffer;
+}
+
+function parseSignerInfo(ber: BerReader, element: BerElement, { children, oidOf, intOf, octetsOf }: Readers): ParsedSignerInfo {
   const fields = children(element, 'SignerInfo');
   let i = 0;
   const version = intOf(fields[i++], 'SignerInfo version');
   const sidElement = fields[i++];
   let sid: SignerIdentifier;
-  if (sidElement instanceof asn1js.Sequence) {
-    const [issuer, serial] = sidElement.valueBlock.value;
-    if (!(issuer instanceof asn1js.Sequence) || !(serial instanceof asn1js.Integer)) throw invalid('Malformed IssuerAndSerialNumber.');
-    sid = { issuer: raw(issuer), serialNumber: bufferOf(serial.valueBlock.valueHexView) };
-  } else if (sidElement !== undefined && sidElement.idBlock.tagClass === 3 && sidElement.idBlock.tagNumber === 0) {
+  if (isUniversal(sidElement, TAG.sequence)) {
+    const [issuer, serial] = children(sidElement, 'IssuerAndSerialNumber');
+    if (!isUniversal(issuer, TAG.sequence) || !issuer.constructed || !isUniversal(serial, TAG.integer) || serial.constructed) throw invalid('Malformed IssuerAndSerialNumber.');
+    sid = { issuer: ber.raw(issuer), serialNumber: ber.content(serial) };
+  } else if (isContextTag(sidElement, 0) && !sidElement.constructed) {
     // [0] IMPLICIT SubjectKeyIdentifier (primitive OCTET STRING content)
-    sid = { subjectKeyIdentifier: bufferOf((sidElement as asn1js.Primitive).valueBlock.valueHexView) };
+    sid = { subjectKeyIdentifier: ber.content(sidElement) };
   } else {
     throw invalid('Unknown SignerIdentifier.');
   }
   const digestAlgorithm = oidOf(children(fields[i++], 'digestAlgorithm')[0], 'digestAlgorithm');
   const info: Partial<ParsedSignerInfo> = { version, sid, digestAlgorithm };
-  if (isContext(fields[i], 0)) {
-    const attrs = fields[i++] as asn1js.Constructed;
-    info.signedAttributesDer = raw(attrs);
-    info.signedAttributes = attrs.valueBlock.value.map(parseAttribute);
+  if (isContextTag(fields[i], 0)) {
+    const attrs = fields[i++]!;
+    info.signedAttributesDer = ber.raw(attrs);
+    info.signedAttributes = children(attrs, 'signedAttrs').map((attribute) => {
+      const [type, values] = children(attribute, 'Attribute');
+      const raws = children(values, 'Attribute values').map((value) => ber.raw(value));
+      return { type: oidOf(type, 'attribute type'), values: raws, parsed: raws.map((value) => parseAsn1(value, 'cms_invalid', 'CMS attribute value')) };
+    });
   }
   const signatureAlgorithm = children(fields[i++], 'signatureAlgorithm');
   info.signatureAlgorithm = oidOf(signatureAlgorithm[0], 'signatureAlgorithm');
-  if (signatureAlgorithm[1] !== undefined) info.signatureAlgorithmParameters = raw(signatureAlgorithm[1]);
+  if (signatureAlgorithm[1] !== undefined) info.signatureAlgorithmParameters = ber.raw(signatureAlgorithm[1]);
   info.signature = octetsOf(fields[i++], 'signature');
   return info as ParsedSignerInfo;
-}
-
-function parseAttribute(element: asn1js.AsnType): ParsedAttribute {
-  const [type, values] = children(element, 'Attribute');
-  const parsed = children(values, 'Attribute values');
-  return { type: oidOf(type, 'attribute type'), values: parsed.map(raw), parsed };
 }

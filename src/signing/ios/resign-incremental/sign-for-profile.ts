@@ -23,6 +23,7 @@ import { digest, HASH_SHA1, HASH_SHA256 } from '../codesign/digest.ts';
 import { identityCodeSigner } from '../codesign/identity-signer.ts';
 import { serializeSuperBlob } from '../codesign/super-blob.ts';
 import { checkProfileForSigning, deriveEntitlements, selectProfileForBundle, type ProvisioningProfile } from '../profile/index.ts';
+import { patchedSeal, type FileDigests } from './seal-patch.ts';
 import { type EntryMeta, type IncrementalTemplate, type TemplateBundle } from './template.ts';
 
 export interface SignForProfileOptions {
@@ -44,11 +45,6 @@ export interface DevicePart {
   size: number;
   /** The executables' new code directory hashes, per bundle dir, for reports. */
   cdhashes: Record<string, string[]>;
-}
-
-interface FileDigests {
-  sha1: Buffer;
-  sha256: Buffer;
 }
 
 /** A rewritten entry waiting for its turn: everything is computed before the first byte is emitted. */
@@ -209,7 +205,6 @@ export function signForProfile(template: IncrementalTemplate, options: SignForPr
 
 /** The bundle's CodeResources with the digests of the files a profile changes replaced. */
 function updatedSeal(bundle: TemplateBundle, fresh: Map<string, FileDigests>, profile: FileDigests | undefined): Buffer {
-  const plist = plistClone(bundle.codeResources.plist);
   const changed = new Map<string, FileDigests>();
   if (profile !== undefined) changed.set(PROFILE_FILE, profile);
   for (const child of bundle.children) {
@@ -219,6 +214,11 @@ function updatedSeal(bundle: TemplateBundle, fresh: Map<string, FileDigests>, pr
       if (value) changed.set(relative + name, value);
     }
   }
+  return patchedSeal(bundle, changed, (digests) => renderSeal(bundle, digests));
+}
+
+function renderSeal(bundle: TemplateBundle, changed: ReadonlyMap<string, FileDigests>): Buffer {
+  const plist = plistClone(bundle.codeResources.plist);
   for (const key of ['files', 'files2']) {
     const table = plist.value.get(key);
     if (table?.type !== 'dict') continue;

@@ -54,14 +54,17 @@ describe('incremental per-device re-signing', needsToolchain(), () => {
   });
 
   it('gives, file for file, what a full re-sign with the device profile gives', async () => {
-    const profile = device(['00008120-0011223344556677']);
-    const part = signForProfile(template, { identity, profile, signingTime });
-    const ipa = Buffer.concat([shared, ...part.chunks]);
-    assert.equal(ipa.length, part.size);
-    const full = await resign(app.bytes, identity, profile);
-    const [mine, theirs] = await Promise.all([files(ipa), files(full)]);
-    assert.deepEqual([...mine.keys()].sort(), [...theirs.keys()].sort());
-    for (const [name, bytes] of theirs) assert.ok(mine.get(name)!.equals(bytes), `${name} differs from the full re-sign`);
+    // Several devices: from the second on, the seal is patched rather than rendered (seal-patch.ts).
+    for (const udid of ['00008120-0011223344556677', '00008120-8899AABBCCDDEEFF', '00008030-0000111122223333']) {
+      const profile = device([udid]);
+      const part = signForProfile(template, { identity, profile, signingTime });
+      const ipa = Buffer.concat([shared, ...part.chunks]);
+      assert.equal(ipa.length, part.size);
+      const full = await resign(app.bytes, identity, profile);
+      const [mine, theirs] = await Promise.all([files(ipa), files(full)]);
+      assert.deepEqual([...mine.keys()].sort(), [...theirs.keys()].sort());
+      for (const [name, bytes] of theirs) assert.ok(mine.get(name)!.equals(bytes), `${name} differs from the full re-sign (device ${udid})`);
+    }
   });
 
   it('verifies, and passes Info-ZIP’s archive test and an independent seal check', async () => {
