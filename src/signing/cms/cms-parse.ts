@@ -3,7 +3,7 @@
 // certificates, the signed attributes, the issuer name. Verification lives in cms-verify.ts.
 import * as asn1js from 'asn1js';
 import { SigningError } from '../errors.ts';
-import { BerReader, isContextTag, isUniversal, TAG, type BerElement } from './ber-reader.ts';
+import { BerReader, CONTEXT, isContextTag, isUniversal, TAG, UNIVERSAL, type BerElement } from './ber-reader.ts';
 import { OID, parseAsn1 } from './der.ts';
 
 export interface ParsedAttribute {
@@ -110,12 +110,15 @@ function parseSignerInfo(ber: BerReader, element: BerElement, { children, oidOf,
   let i = 0;
   const version = intOf(fields[i++], 'SignerInfo version');
   const sidElement = fields[i++];
+  if (sidElement === undefined) throw invalid('SignerInfo has no SignerIdentifier.');
   let sid: SignerIdentifier;
-  if (isUniversal(sidElement, TAG.sequence)) {
+  // RFC 5652 §5.3: sid is IssuerAndSerialNumber (a SEQUENCE) or [0] SubjectKeyIdentifier. Tested
+  // on the tag itself (not the type guards, whose false branch would leave no type to test).
+  if (sidElement.tagClass === UNIVERSAL && sidElement.tagNumber === TAG.sequence) {
     const [issuer, serial] = children(sidElement, 'IssuerAndSerialNumber');
     if (!isUniversal(issuer, TAG.sequence) || !issuer.constructed || !isUniversal(serial, TAG.integer) || serial.constructed) throw invalid('Malformed IssuerAndSerialNumber.');
     sid = { issuer: ber.raw(issuer), serialNumber: ber.content(serial) };
-  } else if (isContextTag(sidElement, 0) && !sidElement.constructed) {
+  } else if (sidElement.tagClass === CONTEXT && sidElement.tagNumber === 0 && !sidElement.constructed) {
     // [0] IMPLICIT SubjectKeyIdentifier (primitive OCTET STRING content)
     sid = { subjectKeyIdentifier: ber.content(sidElement) };
   } else {
