@@ -58,17 +58,31 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
 
   // Mach-O files: one at a time, digested for the seal check, verified with their bundle's slots.
   const mains = new Map(layout.postOrder.map((b) => [b.executableEntry.name, b]));
+  const codeFiles = layout.appFiles.filter((entry) => scan.machO.has(entry.name));
+  // Large files stream past once, never held whole (stream-code.ts); the others are read whole.
+  const streams = (entry: ZipEntry): boolean => entry.uncompressedSize >= (options.streamAbove ?? STREAM_ABOVE) && !isInDsym(entry.name);
+  // The next file read whole is inflated (on libuv's pool) while this one is hashed and checked
+  // on the main thread: one file ahead, so at most one more file below STREAM_ABOVE is held.
+  let ahead: { entry: ZipEntry; bytes: Promise<Buffer> } | undefined;
+  const readAhead = (index: number): void => {
+    const next = codeFiles[index];
+    if (next === undefined || streams(next)) return;
+    ahead = { entry: next, bytes: readMachO(zip, next) };
+    // Awaited when its turn comes (its error is reported then); not an unhandled rejection meanwhile.
+    ahead.bytes.catch(() => {});
+  };
   let held = 0;
-  for (const entry of layout.appFiles) {
-    if (!scan.machO.has(entry.name)) continue;
+  for (const [index, entry] of codeFiles.entries()) {
     // The previous file (up to the size of the executable) is garbage now: free it early.
     droppedBuffers(held);
     // Every file is sealed by the bundle holding it, except the app's own executable (and each
     // bundle's CodeResources): that one needs no digest, and is the largest.
     const sealed = entry !== layout.main.executableEntry;
-    // Large files stream past once, never held whole (stream-code.ts).
-    const streamed = entry.uncompressedSize >= (options.streamAbove ?? STREAM_ABOVE) && !isInDsym(entry.name) ? await streamCode(zip, entry, sealed) : undefined;
-    let bytes = streamed?.standIn ?? (await readMachO(zip, entry));
+    const streamed = streams(entry) ? await streamCode(zip, entry, sealed) : undefined;
+    const pending = ahead?.entry === entry ? ahead.bytes : undefined;
+    ahead = undefined;
+    let bytes = streamed?.standIn ?? (await (pending ?? readMachO(zip, entry)));
+    readAhead(index + 1);
     held = streamed === undefined ? bytes.length : 0;
     if (sealed) records.set(entry.name, streamed?.record ?? recordOf(bytes));
     if (!isSignableCode(bytes) || isInDsym(entry.name)) continue;
