@@ -30,7 +30,12 @@ export function openRawStream(source: DataSource, entry: ZipEntry): Readable {
   return Readable.from(readRawChunks(source, entry), { objectMode: false });
 }
 
-export async function* readContentChunks(source: DataSource, entry: ZipEntry, limits: ZipLimits): AsyncGenerator<Buffer> {
+/**
+ * The entry's content, inflated, its size and CRC-32 checked at the end. `inflateChunk`: the size
+ * of the reads and inflated chunks of a streamed deflated entry (64 KiB by default, which bounds
+ * memory; a caller streaming one large file may ask for more and fewer trips to zlib).
+ */
+export async function* readContentChunks(source: DataSource, entry: ZipEntry, limits: ZipLimits, inflateChunk = INFLATE_CHUNK): AsyncGenerator<Buffer> {
   if (entry.unreadable !== null) throw entry.unreadable;
   const quoted = JSON.stringify(entry.name);
   let produced = 0;
@@ -77,10 +82,10 @@ export async function* readContentChunks(source: DataSource, entry: ZipEntry, li
     account(output);
     if (output.length > 0) yield output;
   } else {
-    const raw = Readable.from(readRawChunks(source, entry, INFLATE_CHUNK));
+    const raw = Readable.from(readRawChunks(source, entry, inflateChunk));
     // finishFlush SYNC: a truncated deflate stream is then reported by the size/CRC check below
     // with a zip error, rather than a bare zlib "unexpected end of file".
-    const inflater = createInflateRaw({ chunkSize: INFLATE_CHUNK, finishFlush: zlibConstants.Z_SYNC_FLUSH });
+    const inflater = createInflateRaw({ chunkSize: inflateChunk, finishFlush: zlibConstants.Z_SYNC_FLUSH });
     raw.on('error', (error) => inflater.destroy(error));
     raw.pipe(inflater);
     try {
