@@ -72,7 +72,8 @@ export async function* readContentChunks(source: DataSource, entry: ZipEntry, li
     let output: Buffer;
     try {
       // One byte more than declared so that over-production is seen, not silently cut.
-      output = await inflateRawAsync(compressed, { maxOutputLength: entry.uncompressedSize + 1, finishFlush: zlibConstants.Z_SYNC_FLUSH });
+      // One output chunk of the declared size (+1): one trip back from libuv's pool, no concat.
+      output = await inflateRawAsync(compressed, { maxOutputLength: entry.uncompressedSize + 1, finishFlush: zlibConstants.Z_SYNC_FLUSH, chunkSize: Math.max(zlibConstants.Z_MIN_CHUNK, entry.uncompressedSize + 1) });
     } catch (error) {
       if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
         throw new SigningError('zip_invalid', `entry ${quoted} inflates to more than its declared ${entry.uncompressedSize} bytes`, { cause: error, details: { name: entry.name } });
