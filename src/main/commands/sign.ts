@@ -25,13 +25,14 @@ export async function detectPackageKind(source: FileSource): Promise<PackageKind
   // APPNOTE 4.3.7 / 4.3.16: a zip starts with a local header, or is empty (EoCD only). Anything
   // else is not a package; a damaged zip keeps the reader's precise zip_* error.
   const zipMagic = head.length === 4 && (head.readUInt32LE(0) === 0x04034b50 || head.readUInt32LE(0) === 0x06054b50);
-  // Only names are looked at here, so every entry counts as one read no further: the engine
-  // opens the archive again with its own rules (an APK's dropped signature files may be odd).
-  const zip = await ZipReader.open(source, { discarded: () => true }).catch((cause: unknown) => {
+  // Only names are looked at here, so only the central directory is read: the engine opens the
+  // archive with its own rules and checks every local header then (reading them here as well
+  // cost `signet sign` ~30 ms of wall time on bench:ipa's app).
+  const records = await ZipReader.readRecords(source).catch((cause: unknown) => {
     if (zipMagic && cause instanceof SigningError) throw cause;
     throw new SigningError('invalid_package', `not an .apk, .ipa or Mach-O file: ${(cause as Error).message}`, { cause });
   });
-  return detectPlatform(zip.entries).platform === 'android' ? 'apk' : 'ipa';
+  return detectPlatform(records).platform === 'android' ? 'apk' : 'ipa';
 }
 
 /** The iOS options (ipa.ts) plus the Android ones. */

@@ -6,7 +6,6 @@
 //  Android  `AndroidManifest.xml` at the root (PackageParser reads exactly that path);
 //  .aab     `BundleConfig.pb` + `base/manifest/AndroidManifest.xml`: an App Bundle, not an
 //           installable APK (research note android-signing.md §13) — refused with its own reason.
-import type { ZipEntry } from '../zip/index.ts';
 import { refuse } from './refuse.ts';
 
 export type Detected =
@@ -16,7 +15,8 @@ export type Detected =
 const APP_IN_PAYLOAD = /^Payload\/([^/]+\.app)\//;
 const NESTED_PAYLOAD = /^(?!__MACOSX\/)(.+?\/)Payload\/[^/]+\.app\//;
 
-export function detectPlatform(entries: readonly ZipEntry[]): Detected {
+/** `entries`: the archive's entries or central directory records (only names are read). */
+export function detectPlatform(entries: readonly { readonly name: string }[]): Detected {
   const names = entries.map((e) => e.name);
   const apps = new Set<string>();
   for (const name of names) {

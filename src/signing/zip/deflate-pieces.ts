@@ -18,6 +18,10 @@ import { promisify } from 'node:util';
 import { constants as zlib, deflateRaw, deflateRawSync } from 'node:zlib';
 
 const deflateRawAsync = promisify(deflateRaw);
+// Output chunk of one piece's deflate: node:zlib's default (16 KiB) made ~8 trips between libuv's
+// pool and the main thread per 256 KiB piece of code (~50 % ratio), and a concat; half a piece
+// (plus slack) takes one or two. The compressed bytes do not depend on it.
+const PIECE_OUTPUT_CHUNK = 128 * 1024 + 4096;
 export const PIECE_SIZE = 256 * 1024;
 /** Pieces in zlib at once: libuv's pool has 4 threads; more only adds memory. */
 const PARALLEL = 4;
@@ -42,13 +46,25 @@ export function levelKeepingRatio(sample: Buffer, options: DeflatePiecesOptions)
   return fast <= deflateRawSync(sample, { level: options.level }).length * 1.01 + 64 ? 1 : options.level;
 }
 
+/**
+ * levelKeepingRatio's decision (the same level: deflate's output does not depend on the thread
+ * running it) with the sample deflated on libuv's pool: on the main thread those whole-piece
+ * deflates took ~36 ms of bench:ipa's code app (21 files), while the main thread hashes pages.
+ */
+export async function levelKeepingRatioOffThread(sample: Buffer, options: DeflatePiecesOptions): Promise<number> {
+  if (options.targetRatio === undefined || sample.length === 0 || options.level <= 1) return options.level;
+  const fast = (await deflateRawAsync(sample, { level: 1, chunkSize: PIECE_OUTPUT_CHUNK })).length;
+  if (fast <= sample.length * options.targetRatio * 1.01 + 64) return 1;
+  return fast <= (await deflateRawAsync(sample, { level: options.level, chunkSize: PIECE_OUTPUT_CHUNK })).length * 1.01 + 64 ? 1 : options.level;
+}
+
 /** The deflate stream of `data`, in order, compressing up to 4 pieces at once as it reads. */
 export async function* deflatePieces(data: AsyncIterable<Buffer>, options: DeflatePiecesOptions): AsyncGenerator<Buffer> {
-  let level: number | undefined;
+  let level: Promise<number> | undefined;
   const inflight: Array<Promise<Buffer>> = [];
   const submit = (piece: Buffer, final: boolean): void => {
-    level ??= levelKeepingRatio(piece, options);
-    const job = deflatePiece(piece, final, level);
+    level ??= levelKeepingRatioOffThread(piece, options);
+    const job = level.then((chosen) => deflatePiece(piece, final, chosen));
     job.catch(() => {}); // awaited in order below
     inflight.push(job);
   };
@@ -91,7 +107,7 @@ async function deflatePiece(piece: Buffer, final: boolean, level: number): Promi
     writeStoredBlocks(piece, final, out, 0);
     return out;
   }
-  return deflateRawAsync(piece, { level, finishFlush: final ? zlib.Z_FINISH : zlib.Z_SYNC_FLUSH });
+  return deflateRawAsync(piece, { level, finishFlush: final ? zlib.Z_FINISH : zlib.Z_SYNC_FLUSH, chunkSize: PIECE_OUTPUT_CHUNK });
 }
 
 /**
@@ -100,14 +116,14 @@ async function deflatePiece(piece: Buffer, final: boolean, level: number): Promi
  * the data is copied once, not once per piece and again to join them.
  */
 export async function deflatePiecesOf(pieces: readonly Buffer[], options: DeflatePiecesOptions): Promise<Buffer> {
-  const level = levelKeepingRatio(pieces[0]!, options);
+  const level = await levelKeepingRatioOffThread(pieces[0]!, options);
   const compressed: Array<Buffer | undefined> = new Array(pieces.length);
   let next = 0;
   const lane = async (): Promise<void> => {
     while (next < pieces.length) {
       const i = next++;
       const piece = pieces[i]!;
-      if (compressible(piece)) compressed[i] = await deflateRawAsync(piece, { level, finishFlush: i === pieces.length - 1 ? zlib.Z_FINISH : zlib.Z_SYNC_FLUSH });
+      if (compressible(piece)) compressed[i] = await deflateRawAsync(piece, { level, finishFlush: i === pieces.length - 1 ? zlib.Z_FINISH : zlib.Z_SYNC_FLUSH, chunkSize: PIECE_OUTPUT_CHUNK });
     }
   };
   await Promise.all(Array.from({ length: Math.min(PARALLEL, pieces.length) }, lane));

@@ -30,7 +30,12 @@ export function openRawStream(source: DataSource, entry: ZipEntry): Readable {
   return Readable.from(readRawChunks(source, entry), { objectMode: false });
 }
 
-export async function* readContentChunks(source: DataSource, entry: ZipEntry, limits: ZipLimits): AsyncGenerator<Buffer> {
+/**
+ * The entry's content, inflated, its size and CRC-32 checked at the end. `inflateChunk`: the size
+ * of the reads and inflated chunks of a streamed deflated entry (64 KiB by default, which bounds
+ * memory; a caller streaming one large file may ask for more and fewer trips to zlib).
+ */
+export async function* readContentChunks(source: DataSource, entry: ZipEntry, limits: ZipLimits, inflateChunk = INFLATE_CHUNK): AsyncGenerator<Buffer> {
   if (entry.unreadable !== null) throw entry.unreadable;
   const quoted = JSON.stringify(entry.name);
   let produced = 0;
@@ -67,7 +72,8 @@ export async function* readContentChunks(source: DataSource, entry: ZipEntry, li
     let output: Buffer;
     try {
       // One byte more than declared so that over-production is seen, not silently cut.
-      output = await inflateRawAsync(compressed, { maxOutputLength: entry.uncompressedSize + 1, finishFlush: zlibConstants.Z_SYNC_FLUSH });
+      // One output chunk of the declared size (+1): one trip back from libuv's pool, no concat.
+      output = await inflateRawAsync(compressed, { maxOutputLength: entry.uncompressedSize + 1, finishFlush: zlibConstants.Z_SYNC_FLUSH, chunkSize: Math.max(zlibConstants.Z_MIN_CHUNK, entry.uncompressedSize + 1) });
     } catch (error) {
       if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
         throw new SigningError('zip_invalid', `entry ${quoted} inflates to more than its declared ${entry.uncompressedSize} bytes`, { cause: error, details: { name: entry.name } });
@@ -77,10 +83,10 @@ export async function* readContentChunks(source: DataSource, entry: ZipEntry, li
     account(output);
     if (output.length > 0) yield output;
   } else {
-    const raw = Readable.from(readRawChunks(source, entry, INFLATE_CHUNK));
+    const raw = Readable.from(readRawChunks(source, entry, inflateChunk));
     // finishFlush SYNC: a truncated deflate stream is then reported by the size/CRC check below
     // with a zip error, rather than a bare zlib "unexpected end of file".
-    const inflater = createInflateRaw({ chunkSize: INFLATE_CHUNK, finishFlush: zlibConstants.Z_SYNC_FLUSH });
+    const inflater = createInflateRaw({ chunkSize: inflateChunk, finishFlush: zlibConstants.Z_SYNC_FLUSH });
     raw.on('error', (error) => inflater.destroy(error));
     raw.pipe(inflater);
     try {

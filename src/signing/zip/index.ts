@@ -5,6 +5,7 @@
 //   const zip = await ZipReader.open(source, { limits?: Partial<ZipLimits>, discarded?: (name) => boolean });
 //                                             validates everything up front; entries the caller drops
 //                                             unread get lighter checks (entry.tolerated, entry.unreadable)
+//   await ZipReader.readRecords(source)       central directory records only (names), local headers unread
 //   zip.entries: readonly ZipEntry[]          central directory order
 //   zip.entriesInFileOrder(): ZipEntry[]      local header order (apksig copy order)
 //   zip.getEntry(name): ZipEntry | undefined
@@ -40,6 +41,7 @@
 //   zip_overlapping_entries | zip_bomb | zip_unsupported.
 export { ZipReader, type ZipGeometry, type ZipOpenOptions } from './reader.ts';
 export type { ZipEntry } from './entry.ts';
+export type { CentralRecord } from './central-directory.ts';
 export { DEFAULT_ZIP_LIMITS, type ZipLimits } from './limits.ts';
 export { ZipWriter, type ZipWriterOptions, type RawCopyOptions, type WrittenEntry, type CentralDirectoryPlan, type ZipWriteResult } from './writer.ts';
 export type { NewEntryOptions, NewEntryData } from './new-entry.ts';

@@ -84,11 +84,31 @@ export class ZipReader {
     }
   }
 
-  private static async parse(source: DataSource, limits: ZipLimits, discarded: ((name: string) => boolean) | undefined): Promise<ZipReader> {
+  /**
+   * The central directory's records alone (EOCD and CD checked, local headers not read): enough
+   * to tell what an archive holds by its names. Whoever reads the entries opens the archive with
+   * `open`, which checks everything; `signet sign` uses this to pick the engine without reading
+   * every local header twice.
+   */
+  static async readRecords(source: DataSource, options: Pick<ZipOpenOptions, 'limits'> = {}): Promise<readonly CentralRecord[]> {
+    try {
+      return (await ZipReader.readDirectory(source, resolveLimits(options.limits))).records;
+    } catch (error) {
+      if (error instanceof RangeError) throw new SigningError('zip_invalid', `zip structure points outside the file: ${error.message}`, { cause: error });
+      throw error;
+    }
+  }
+
+  private static async readDirectory(source: DataSource, limits: ZipLimits): Promise<{ end: Awaited<ReturnType<typeof readEndOfCentralDirectory>>; records: CentralRecord[] }> {
     const end = await readEndOfCentralDirectory(source);
     if (end.entryCount > limits.maxEntries) throw new SigningError('zip_bomb', `archive lists ${end.entryCount} entries, more than the limit of ${limits.maxEntries}`);
     if (end.centralDirectorySize > limits.maxCentralDirectorySize) throw new SigningError('zip_bomb', `central directory of ${end.centralDirectorySize} bytes exceeds the limit of ${limits.maxCentralDirectorySize}`);
     const records = await readCentralDirectory(source, end.centralDirectoryOffset, end.centralDirectorySize, end.entryCount);
+    return { end, records };
+  }
+
+  private static async parse(source: DataSource, limits: ZipLimits, discarded: ((name: string) => boolean) | undefined): Promise<ZipReader> {
+    const { end, records } = await ZipReader.readDirectory(source, limits);
     const leniencies = checkRecords(records, limits, discarded);
     const entries = await resolveLocalHeaders(source, records, leniencies, end.centralDirectoryOffset);
     const inFileOrder = [...entries].sort((a, b) => a.localHeaderOffset - b.localHeaderOffset);

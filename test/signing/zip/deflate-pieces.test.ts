@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { deflateRawSync, inflateRawSync } from 'node:zlib';
-import { deflatePieces, deflatePiecesOf, levelKeepingRatio, PIECE_SIZE } from '../../../src/signing/zip/deflate-pieces.ts';
+import { deflatePieces, deflatePiecesOf, levelKeepingRatio, levelKeepingRatioOffThread, PIECE_SIZE } from '../../../src/signing/zip/deflate-pieces.ts';
 
 async function* chunked(data: Buffer, size: number): AsyncGenerator<Buffer> {
   for (let at = 0; at < data.length; at += size) yield data.subarray(at, at + size);
@@ -49,6 +49,10 @@ describe('deflatePieces', () => {
     assert.equal(levelKeepingRatio(sample, { level: 9 }), 9);
     // Random data: level 1 is as good as any, whatever the target.
     assert.equal(levelKeepingRatio(randomBytes(PIECE_SIZE), { level: 6, targetRatio: 0.5 }), 1);
+    // The off-thread form decides alike.
+    for (const options of [{ level: 9, targetRatio: level1 / sample.length }, { level: 9, targetRatio: level9 / sample.length }, { level: 9 }]) {
+      assert.equal(await levelKeepingRatioOffThread(sample, options), levelKeepingRatio(sample, options));
+    }
     const loose = await collect(deflatePieces(chunked(data, 1 << 16), { level: 9, targetRatio: level1 / sample.length }));
     const tight = await collect(deflatePieces(chunked(data, 1 << 16), { level: 9, targetRatio: level9 / sample.length }));
     assert.ok(inflateRawSync(loose).equals(data) && inflateRawSync(tight).equals(data));

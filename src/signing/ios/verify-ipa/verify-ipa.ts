@@ -31,6 +31,8 @@ export interface VerifyIpaOptions {
 const MAX_SMALL = 16 * 1024 * 1024;
 /** Mach-O files from this size on are verified streaming (stream-code.ts), as the re-signer signs them. */
 const STREAM_ABOVE = 8 * 1024 * 1024;
+/** Bytes of Mach-O files (each below STREAM_ABOVE) inflated ahead of the one being checked. */
+const AHEAD_BYTES = 16 * 1024 * 1024;
 
 export async function verifyIpa(source: DataSource, options: VerifyIpaOptions = {}): Promise<IpaVerification> {
   const zip = await openIpa(source);
@@ -58,17 +60,42 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
 
   // Mach-O files: one at a time, digested for the seal check, verified with their bundle's slots.
   const mains = new Map(layout.postOrder.map((b) => [b.executableEntry.name, b]));
+  const codeFiles = layout.appFiles.filter((entry) => scan.machO.has(entry.name));
+  // Large files stream past once, never held whole (stream-code.ts); the others are read whole.
+  const streams = (entry: ZipEntry): boolean => entry.uncompressedSize >= (options.streamAbove ?? STREAM_ABOVE) && !isInDsym(entry.name);
+  // The files read whole are inflated ahead (on libuv's pool) while the main thread hashes and
+  // checks the current one - including while a large file streams past - up to AHEAD_BYTES of
+  // them at a time (each is below STREAM_ABOVE), so memory stays bounded.
+  const ahead = new Map<ZipEntry, Promise<Buffer>>();
+  let aheadBytes = 0;
+  let toFetch = 0;
+  const fetchAhead = (): void => {
+    for (; toFetch < codeFiles.length; toFetch++) {
+      const next = codeFiles[toFetch]!;
+      if (streams(next)) continue;
+      if (aheadBytes > 0 && aheadBytes + next.uncompressedSize > AHEAD_BYTES) return;
+      const bytes = readMachO(zip, next);
+      // Awaited when its turn comes (its error is reported then); not an unhandled rejection meanwhile.
+      bytes.catch(() => {});
+      ahead.set(next, bytes);
+      aheadBytes += next.uncompressedSize;
+    }
+  };
   let held = 0;
-  for (const entry of layout.appFiles) {
-    if (!scan.machO.has(entry.name)) continue;
+  for (const entry of codeFiles) {
     // The previous file (up to the size of the executable) is garbage now: free it early.
     droppedBuffers(held);
     // Every file is sealed by the bundle holding it, except the app's own executable (and each
     // bundle's CodeResources): that one needs no digest, and is the largest.
     const sealed = entry !== layout.main.executableEntry;
-    // Large files stream past once, never held whole (stream-code.ts).
-    const streamed = entry.uncompressedSize >= (options.streamAbove ?? STREAM_ABOVE) && !isInDsym(entry.name) ? await streamCode(zip, entry, sealed) : undefined;
-    let bytes = streamed?.standIn ?? (await readMachO(zip, entry));
+    const pending = ahead.get(entry);
+    if (pending !== undefined) {
+      ahead.delete(entry);
+      aheadBytes -= entry.uncompressedSize;
+    }
+    fetchAhead();
+    const streamed = streams(entry) ? await streamCode(zip, entry, sealed) : undefined;
+    let bytes = streamed?.standIn ?? (await (pending ?? readMachO(zip, entry)));
     held = streamed === undefined ? bytes.length : 0;
     if (sealed) records.set(entry.name, streamed?.record ?? recordOf(bytes));
     if (!isSignableCode(bytes) || isInDsym(entry.name)) continue;
