@@ -4,14 +4,14 @@
 // a partial file. Temp files live under the root (not os.tmpdir()) to stay on the same file
 // system, in a folder owned by this process (scratch.ts), so what a killed process left is
 // removed at the next start or sweep whatever its age.
-import { createWriteStream, promises as fs } from 'node:fs';
+import { createReadStream, createWriteStream, promises as fs } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { AppError } from '../errors.ts';
 import { assertBlobKey } from './blob-keys.ts';
-import type { BlobInfo, BlobStore, PutOptions, PutResult, ReadOptions } from './blob-store.ts';
+import type { AdoptOptions, BlobInfo, BlobStore, PutOptions, PutResult, ReadOptions } from './blob-store.ts';
 import { resolveRange } from './byte-range.ts';
 import { createMeter } from './metered-stream.ts';
 import { earlyWriteback } from './early-writeback.ts';
@@ -58,6 +58,41 @@ export class DiskBlobStore implements BlobStore {
       if (options.signal?.aborted) throw options.signal.reason;
       throw error;
     }
+  }
+
+  async adoptFile(localPath: string, key: string, options: AdoptOptions = {}): Promise<PutResult> {
+    const target = this.#path(key);
+    // One read for the hash (and the size limit); no second copy of the bytes is written.
+    const meter = createMeter(options.maxBytes);
+    try {
+      await pipeline(createReadStream(localPath, { highWaterMark: 1024 * 1024 }), meter.stream, async (hashed) => {
+        for await (const _ of hashed) void _;
+      }, options.signal ? { signal: options.signal } : {});
+    } catch (error) {
+      if (options.signal?.aborted) throw options.signal.reason;
+      throw error;
+    }
+    const result = meter.result();
+    // The adopted file keeps the store's permissions whoever created it.
+    await fs.chmod(localPath, 0o600);
+    // Durable before it becomes visible, like put's flushed temp file.
+    const handle = await fs.open(localPath, 'r');
+    try {
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await fs.mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
+    try {
+      await fs.rename(localPath, target);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EXDEV') throw error;
+      // Another file system (the tus folder mounted elsewhere): copy through a temp file, atomically.
+      const copied = await this.put(key, createReadStream(localPath), options);
+      await fs.rm(localPath, { force: true });
+      return copied;
+    }
+    return result;
   }
 
   async get(key: string, options: ReadOptions = {}): Promise<Readable> {
