@@ -99,12 +99,14 @@ export class UploadService {
   /**
    * Stores a finished upload that is already a local file (a resumable upload on disk): the blob
    * store adopts the file (renamed into place on disk) rather than copying it, and the package is
-   * then inspected and recorded exactly like receive's. On success the file is gone from `path`;
+   * then inspected and recorded exactly like receive's. `sha256`: the digest computed while the
+   * file was written, if any (else the store reads the file once to hash it). On success the file is gone from `path`;
    * on failure nothing of the upload remains in the blob store and the file is the caller's.
    */
-  async receiveFile(principal: Principal, input: { fileName: string; path: string; signal: AbortSignal; maxBytes?: number; notes?: string | null }): Promise<UploadRow> {
+  async receiveFile(principal: Principal, input: { fileName: string; path: string; sha256?: string | null; signal: AbortSignal; maxBytes?: number; notes?: string | null }): Promise<UploadRow> {
     const platform = platformOfFileName(input.fileName);
-    return this.record(principal, platform, input, (blobKey, options) => this.options.blobs.adoptFile(input.path, blobKey, options));
+    const known = input.sha256 ? { sha256: input.sha256 } : {};
+    return this.record(principal, platform, input, (blobKey, options) => this.options.blobs.adoptFile(input.path, blobKey, { ...options, ...known }));
   }
 
   /** Stores the bytes under a new file_key (`store`), then inspects and records them; on failure deletes the blob. */

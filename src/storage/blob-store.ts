@@ -24,6 +24,12 @@ export interface AdoptOptions {
   signal?: AbortSignal;
   /** Stored as Content-Type on S3; ignored on disk. */
   contentType?: string;
+  /**
+   * The file's SHA-256 (lowercase hex) when the caller computed it while the file was written
+   * (the tus store hashes PATCH bodies on their way to disk): the disk store then takes it instead
+   * of reading the file again. Ignored where the bytes are read anyway (S3, a copy across devices).
+   */
+  sha256?: string;
 }
 
 export interface PutResult {

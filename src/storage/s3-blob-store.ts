@@ -63,7 +63,8 @@ export class S3BlobStore implements BlobStore {
   /** An upload of the local file (S3 cannot take over a file); the file is removed once stored. */
   async adoptFile(localPath: string, key: string, options: AdoptOptions = {}): Promise<PutResult> {
     assertBlobKey(key); // before the file is opened
-    const result = await this.put(key, createReadStream(localPath, { highWaterMark: 1024 * 1024 }), options);
+    const { sha256: _known, ...putOptions } = options; // put hashes what it uploads
+    const result = await this.put(key, createReadStream(localPath, { highWaterMark: 1024 * 1024 }), putOptions);
     await rm(localPath, { force: true });
     return result;
   }

@@ -99,9 +99,9 @@ export function resumableUploadRoutes(app: FastifyInstance, deps: ResumableUploa
           const fileName = upload.metadata?.filename ?? 'upload';
           const notes = upload.metadata?.notes ? normalizeNotes(upload.metadata.notes) : null;
           // On disk the finished file becomes the blob (a rename, no second copy); from S3 it is streamed.
-          const localFile = store.localFile(upload.id);
-          const view = localFile
-            ? await deps.uploads.receiveFile(principal, { fileName, path: localFile, signal: controller.signal, notes })
+          const file = store.finishedFile(upload.id, upload.size ?? upload.offset);
+          const view = file
+            ? await deps.uploads.receiveFile(principal, { fileName, path: file.path, sha256: file.sha256, signal: controller.signal, notes })
             : await deps.uploads.receive(principal, { fileName, stream: await store.read(upload.id), signal: controller.signal, notes });
           return { status_code: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify({ code: 200, data: uploadView(view) }) };
         } catch (error) {
