@@ -10,7 +10,7 @@ import { AppError, errorCodeOf } from '../errors.ts';
 import type { DataSource } from '../signing/data-source.ts';
 import { SigningError } from '../signing/errors.ts';
 import { uploadBlobKey } from '../storage/blob-keys.ts';
-import type { BlobStore } from '../storage/blob-store.ts';
+import type { BlobStore, PutOptions, PutResult } from '../storage/blob-store.ts';
 import type { Principal } from './principal.ts';
 
 /** What the package inspector reads from a package. */
@@ -86,7 +86,6 @@ export class UploadService {
    * short (it does so silently at its own limit). On any failure nothing of the file remains.
    */
   async receive(principal: Principal, input: { fileName: string; stream: Readable; signal: AbortSignal; truncated?: () => boolean; maxBytes?: number; notes?: string | null }): Promise<UploadRow> {
-    const { blobs, db } = this.options;
     let platform: Platform;
     try {
       platform = platformOfFileName(input.fileName);
@@ -94,20 +93,42 @@ export class UploadService {
       input.stream.resume(); // let the parser move past the refused part
       throw error;
     }
+    return this.record(principal, platform, input, (blobKey, options) => this.options.blobs.put(blobKey, input.stream, options));
+  }
+
+  /**
+   * Stores a finished upload that is already a local file (a resumable upload on disk): the blob
+   * store adopts the file (renamed into place on disk) rather than copying it, and the package is
+   * then inspected and recorded exactly like receive's. `sha256`: the digest computed while the
+   * file was written, if any (else the store reads the file once to hash it). On success the file is gone from `path`;
+   * on failure nothing of the upload remains in the blob store and the file is the caller's.
+   */
+  async receiveFile(principal: Principal, input: { fileName: string; path: string; sha256?: string | null; signal: AbortSignal; maxBytes?: number; notes?: string | null }): Promise<UploadRow> {
+    const platform = platformOfFileName(input.fileName);
+    const known = input.sha256 ? { sha256: input.sha256 } : {};
+    return this.record(principal, platform, input, (blobKey, options) => this.options.blobs.adoptFile(input.path, blobKey, { ...options, ...known }));
+  }
+
+  /** Stores the bytes under a new file_key (`store`), then inspects and records them; on failure deletes the blob. */
+  private async record(
+    principal: Principal,
+    platform: Platform,
+    input: { fileName: string; signal: AbortSignal; truncated?: () => boolean; maxBytes?: number; notes?: string | null },
+    store: (blobKey: string, options: PutOptions) => Promise<PutResult>,
+  ): Promise<UploadRow> {
+    const { blobs, db } = this.options;
     const fileKey = newFileKey();
     const blobKey = uploadBlobKey(fileKey);
     const maxBytes = input.maxBytes ?? this.options.maxUploadBytes;
-    const stored = await blobs
-      .put(blobKey, input.stream, {
-        maxBytes,
-        signal: input.signal,
-        contentType: platform === 'ios' ? 'application/octet-stream' : 'application/vnd.android.package-archive',
-      })
-      .catch((error: unknown) => {
-        // Cut short by the account's quota rather than the size limit: say which.
-        if (errorCodeOf(error) === 'file_too_large' && maxBytes < this.options.maxUploadBytes) throw new AppError('storage_quota_exceeded', `This upload does not fit in the account's storage quota (${maxBytes} bytes free).`, { cause: error });
-        throw error;
-      });
+    const stored = await store(blobKey, {
+      maxBytes,
+      signal: input.signal,
+      contentType: platform === 'ios' ? 'application/octet-stream' : 'application/vnd.android.package-archive',
+    }).catch((error: unknown) => {
+      // Cut short by the account's quota rather than the size limit: say which.
+      if (errorCodeOf(error) === 'file_too_large' && maxBytes < this.options.maxUploadBytes) throw new AppError('storage_quota_exceeded', `This upload does not fit in the account's storage quota (${maxBytes} bytes free).`, { cause: error });
+      throw error;
+    });
     this.options.onReceived?.(stored.size, platform);
     try {
       if (input.truncated?.()) throw new AppError('file_too_large', `The file exceeds ${this.options.maxUploadBytes} bytes.`);

@@ -17,6 +17,21 @@ export interface PutOptions {
   contentType?: string;
 }
 
+/** What adoptFile honours (the same limits as put; there is no Content-Type to keep on disk). */
+export interface AdoptOptions {
+  /** Refuse a file larger than this: `file_too_large`, and the file is left where it was. */
+  maxBytes?: number;
+  signal?: AbortSignal;
+  /** Stored as Content-Type on S3; ignored on disk. */
+  contentType?: string;
+  /**
+   * The file's SHA-256 (lowercase hex) when the caller computed it while the file was written
+   * (the tus store hashes PATCH bodies on their way to disk): the disk store then takes it instead
+   * of reading the file again. Ignored where the bytes are read anyway (S3, a copy across devices).
+   */
+  sha256?: string;
+}
+
 export interface PutResult {
   size: number;
   /** Lowercase hex SHA-256 of the bytes, computed while streaming (never a second read). */
@@ -50,6 +65,16 @@ export interface BlobStore {
    * refusal should pass a stream it can afford to lose (e.g. the multipart file part).
    */
   put(key: string, body: Readable, options?: PutOptions): Promise<PutResult>;
+
+  /**
+   * Takes over the finished local file `localPath` as the blob `key` (a resumable upload the
+   * tus file store collected), so its bytes are not streamed into a second copy: disk = rename(2)
+   * within the same file system (a copy only across devices), S3 = an upload of the file. Hashes
+   * it with one read. On success the file is gone from `localPath` and the blob appears
+   * atomically, like put; on failure (too large, abort, I/O) no blob remains and the file stays
+   * where it was, for its owner to remove.
+   */
+  adoptFile(localPath: string, key: string, options?: AdoptOptions): Promise<PutResult>;
 
   /**
    * Opens a read stream over the whole blob or the inclusive byte range [start, end].

@@ -1,6 +1,8 @@
 // Blobs as objects in an S3-compatible bucket. Puts go through lib-storage's multipart Upload:
 // the object only becomes visible when CompleteMultipartUpload succeeds (or, below one part, when
 // the single PutObject does), so a failed or refused upload never leaves a partial object.
+import { createReadStream } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import { PassThrough, type Readable, Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import {
@@ -14,7 +16,7 @@ import {
 import { Upload } from '@aws-sdk/lib-storage';
 import { AppError } from '../errors.ts';
 import { assertBlobKey } from './blob-keys.ts';
-import type { BlobInfo, BlobStore, PutOptions, PutResult, ReadOptions } from './blob-store.ts';
+import type { AdoptOptions, BlobInfo, BlobStore, PutOptions, PutResult, ReadOptions } from './blob-store.ts';
 import { resolveRange } from './byte-range.ts';
 import { createMeter } from './metered-stream.ts';
 import { ReadAheadSource, type ReadAheadOptions } from './read-ahead-source.ts';
@@ -56,6 +58,15 @@ export class S3BlobStore implements BlobStore {
       requestChecksumCalculation: 'WHEN_REQUIRED',
       responseChecksumValidation: 'WHEN_REQUIRED',
     });
+  }
+
+  /** An upload of the local file (S3 cannot take over a file); the file is removed once stored. */
+  async adoptFile(localPath: string, key: string, options: AdoptOptions = {}): Promise<PutResult> {
+    assertBlobKey(key); // before the file is opened
+    const { sha256: _known, ...putOptions } = options; // put hashes what it uploads
+    const result = await this.put(key, createReadStream(localPath, { highWaterMark: 1024 * 1024 }), putOptions);
+    await rm(localPath, { force: true });
+    return result;
   }
 
   async put(key: string, body: Readable, options: PutOptions = {}): Promise<PutResult> {

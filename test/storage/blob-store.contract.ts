@@ -2,6 +2,10 @@
 // S3 store on s3rver (s3-blob-store.test.ts).
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { Readable } from 'node:stream';
 import { text } from 'node:stream/consumers';
 import { after, before, describe, test } from 'node:test';
@@ -131,6 +135,41 @@ export function describeBlobStoreContract(backend: BlobStoreBackend): void {
       await assert.rejects(pending, (error: unknown) => error === reason);
       assert.equal(await store.stat('uploads/tmp_aborted'), null);
       assert.deepEqual(await backend.leftovers(), []);
+    });
+
+    test('adoptFile takes over a local file as a blob: hashed, readable, gone from where it was', async () => {
+      const dir = await mkdtemp(path.join(tmpdir(), 'signet-adopt-'));
+      try {
+        const { data } = body(3 * 1024 * 1024 + 5);
+        const file = path.join(dir, 'finished');
+        await writeFile(file, data);
+        assert.deepEqual(await store.adoptFile(file, 'uploads/tmp_adopted', { maxBytes: data.length }), { size: data.length, sha256: sha256(data) });
+        assert.deepEqual(await readAll(await store.get('uploads/tmp_adopted')), data);
+        assert.equal((await store.stat('uploads/tmp_adopted'))?.size, data.length);
+        assert.equal(existsSync(file), false, 'the local file is gone');
+
+        // Too large: refused, no blob, and the file stays where it was (its owner removes it).
+        await writeFile(file, data);
+        await assert.rejects(store.adoptFile(file, 'uploads/tmp_adopt_big', { maxBytes: data.length - 1 }), isCode('file_too_large'));
+        assert.equal(await store.stat('uploads/tmp_adopt_big'), null);
+        assert.deepEqual(await readFile(file), data, 'the refused file is untouched');
+
+        // Aborted: rejects with the reason, no blob.
+        const controller = new AbortController();
+        const reason = new Error('shutting down');
+        controller.abort(reason);
+        await assert.rejects(store.adoptFile(file, 'uploads/tmp_adopt_aborted', { signal: controller.signal }), (error: unknown) => error === reason);
+        assert.equal(await store.stat('uploads/tmp_adopt_aborted'), null);
+
+        // A missing file: rejects, no blob. An unsafe key: refused before the file is touched.
+        await assert.rejects(store.adoptFile(path.join(dir, 'missing'), 'uploads/tmp_adopt_missing'), { code: 'ENOENT' });
+        assert.equal(await store.stat('uploads/tmp_adopt_missing'), null);
+        await assert.rejects(store.adoptFile(file, '../escape'), isCode('invalid_request'));
+        assert.equal(existsSync(file), true);
+        assert.deepEqual(await backend.leftovers(), []);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
+      }
     });
 
     test('openSource reads any range of the blob where it is stored, and not_found when missing', async () => {

@@ -4,7 +4,8 @@
 // created them (the id starts with the account id; anyone else gets 404). A declared
 // Upload-Length above the upload limit or the account's free quota is refused at creation (413).
 // The PATCH that completes an upload answers like POST /apps/upload: the package is inspected and
-// recorded, and the body is `{code: 200, data: {file_key, …}}` (or the same error envelope). The
+// recorded, and the body is `{code: 200, data: {file_key, …}}` (or the same error envelope). On
+// disk the finished file is adopted by the blob store (renamed, not copied); what is left of the
 // tus copy is then removed; uploads left unfinished expire and are removed by the sweep.
 // Metadata: `filename` (required, .ipa or .apk) and optionally `notes` (release notes).
 import { randomBytes } from 'node:crypto';
@@ -95,12 +96,13 @@ export function resumableUploadRoutes(app: FastifyInstance, deps: ResumableUploa
         const principal = principalOfTus(req);
         const controller = deps.inFlight.begin();
         try {
-          const view = await deps.uploads.receive(principal, {
-            fileName: upload.metadata?.filename ?? 'upload',
-            stream: await store.read(upload.id),
-            signal: controller.signal,
-            notes: upload.metadata?.notes ? normalizeNotes(upload.metadata.notes) : null,
-          });
+          const fileName = upload.metadata?.filename ?? 'upload';
+          const notes = upload.metadata?.notes ? normalizeNotes(upload.metadata.notes) : null;
+          // On disk the finished file becomes the blob (a rename, no second copy); from S3 it is streamed.
+          const file = store.finishedFile(upload.id, upload.size ?? upload.offset);
+          const view = file
+            ? await deps.uploads.receiveFile(principal, { fileName, path: file.path, sha256: file.sha256, signal: controller.signal, notes })
+            : await deps.uploads.receive(principal, { fileName, stream: await store.read(upload.id), signal: controller.signal, notes });
           return { status_code: 200, headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify({ code: 200, data: uploadView(view) }) };
         } catch (error) {
           const code = errorCodeOf(error);
@@ -109,7 +111,7 @@ export function resumableUploadRoutes(app: FastifyInstance, deps: ResumableUploa
         } finally {
           deps.inFlight.end(controller);
           // Received (now a file_key) or refused: either way the tus copy has served its purpose.
-          await store.datastore.remove(upload.id).catch((error: unknown) => deps.log(error, 'removing a finished resumable upload failed'));
+          await store.forget(upload.id).catch((error: unknown) => deps.log(error, 'removing a finished resumable upload failed'));
         }
       },
       onResponseError: (_req, error) => {
