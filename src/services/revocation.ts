@@ -8,8 +8,6 @@
 import { createHash } from 'node:crypto';
 import type { Db } from '../db/database.ts';
 import type { RevocationCheckRow } from '../db/lifecycle-tables.ts';
-import { describeCertificate, isIssuedBy, parseCertificateBundle } from '../signing/cms/index.ts';
-import { buildOcspRequest, ocspResponderUrls, readOcspResponse } from '../signing/ocsp/index.ts';
 import { OutboundAllowList, exchangeOutbound, type OutboundOptions } from './outbound.ts';
 
 export interface RevocationServiceOptions {
@@ -80,6 +78,8 @@ export class RevocationService {
     const { db } = this.options;
     const stored = await db.repos.lifecycle.findRevocation(fingerprint);
     if (stored !== null && !force && !this.isDue(stored)) return stored;
+    // The OCSP and CMS code (pkijs, asn1js: ~700 KB of source) loads on the first check, not at server start.
+    const { buildOcspRequest, ocspResponderUrls, readOcspResponse } = await import('../signing/ocsp/index.ts');
     const nowIso = this.now().toISOString();
     const row: RevocationCheckRow = stored ?? {
       fingerprint,
@@ -153,6 +153,7 @@ export class RevocationService {
   }
 
   private async findIssuer(certificate: Buffer, chain: readonly Buffer[]): Promise<Buffer | null> {
+    const { describeCertificate, isIssuedBy, parseCertificateBundle } = await import('../signing/cms/index.ts');
     const local = [...chain, ...((await this.options.caCertificates?.()) ?? [])];
     const found = local.find((candidate) => isIssuedBy(certificate, candidate));
     if (found) return found;
