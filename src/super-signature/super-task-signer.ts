@@ -10,7 +10,6 @@
 import type { Db } from '../db/database.ts';
 import type { DeveloperAccountRow } from '../db/super-tables.ts';
 import { AppError, errorCodeOf } from '../errors.ts';
-import { inspectPackage } from '../signing/inspect/index.ts';
 import { teamNameOf, type DeveloperAccountService } from '../services/developer-accounts.ts';
 import type { CertType, Platform, Signer, SignRequest, SignResult } from '../services/signer.ts';
 import { AppIdRegistry } from './app-ids.ts';
@@ -40,10 +39,10 @@ export class SuperTaskSigner implements Signer {
     const candidates = (await db.repos.developerAccounts.list(request.credential.accountId)).filter((a) => accounts.usable(a));
     if (candidates.length === 0) throw new AppError('certificate_required', 'No usable Apple developer account; register one with POST /v1/developer-accounts.');
 
+    // The package readers and the iOS re-signing engine (pkijs through it) load on the first super task, not at server start.
+    const [{ inspectPackage }, { readProvisionedBundles }] = await Promise.all([import('../signing/inspect/index.ts'), import('../signing/ios/resign/index.ts')]);
     const info = await inspectPackage(request.input, { iconBytes: false });
     if (info.platform !== 'ios' || !info.bundleId) throw new AppError('cert_type_unsupported', 'cert_type "super" signs iOS apps only.');
-    // The iOS re-signing engine (and pkijs through it) loads on the first super task, not at server start.
-    const { readProvisionedBundles } = await import('../signing/ios/resign/index.ts');
     let plan = planCapabilities(await readProvisionedBundles(request.input, request.signal));
     request.signal.throwIfAborted();
     // A re-run keeps the plan its first run stored (devices may already use it).
