@@ -9,6 +9,7 @@ import { DistributionService } from '../distribution/service.ts';
 import { taskView } from '../http/views.ts';
 import { openJobQueue, type QueueTuning } from '../queue/open-job-queue.ts';
 import type { JobQueue } from '../queue/job-queue.ts';
+import { inspectPackage } from '../signing/inspect/index.ts';
 import type { BlobStore } from '../storage/blob-store.ts';
 import { openBlobStore } from '../storage/open-blob-store.ts';
 import { ProcessScratch, sweepDeadOwners } from '../storage/scratch.ts';
@@ -78,8 +79,6 @@ export interface Domain {
 }
 
 const inspectSource: PackageInspector = async (source) => {
-  // The package readers (ZIP, APK, Mach-O, plist, asset catalogs) load on the first task, not at server start.
-  const { inspectPackage } = await import('../signing/inspect/index.ts');
   const info = await inspectPackage(source, { iconBytes: false });
   return { platform: info.platform, bundleId: info.bundleId, name: info.name, version: info.version, build: info.build };
 };
