@@ -8,10 +8,14 @@
 // a check and the connection cannot slip through. SIGNET_OUTBOUND_ALLOW admits on-premises
 // receivers by CIDR, address or host name (`hooks.corp.example`, `*.corp.example`).
 import dns from 'node:dns';
-import http from 'node:http';
 import https from 'node:https';
 import net from 'node:net';
 import { AppError } from '../errors.ts';
+
+// node:http through getBuiltinModule, not an ESM import: an ESM import of node:http reads every export,
+// including the lazy WebSocket/CloseEvent/MessageEvent getters, which load undici (~0.75 MB of source,
+// ~3-4 MB of heap) at server start though nothing here uses it.
+const http = process.getBuiltinModule('node:http');
 
 export type ResolvedAddress = { address: string; family: 4 | 6 };
 /** Resolves a host name to every address (a stub in tests; dns.lookup by default). */
