@@ -95,7 +95,7 @@ describe('Mach-O parser refuses malformed input', () => {
     rejects(() => parseMachO(Buffer.from('7f454c4602010100000000000000000002003e00', 'hex')), 'macho_invalid');
   });
 
-  it('rejects overlapping fat slices and bytes after the last slice', () => {
+  it('rejects overlapping fat slices and bytes after the last slice', needsSharedFixtures('ios/macho'), () => {
     const bytes = readFileSync(sharedFixture('ios/macho/hqtsm-mach/macho/cli/dist/x86_64-arm64/u/main')!);
     rejects(() => parseMachO(Buffer.concat([bytes, Buffer.alloc(16)])), 'macho_invalid');
     const overlap = Buffer.from(bytes);
