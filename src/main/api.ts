@@ -42,8 +42,6 @@ export async function buildApi(domain: Domain, overrides: ApiOverrides): Promise
   // First run: no user yet. A fresh one-time link on every start until the owner exists.
   const setupToken = await setup.issueToken();
   const baseUrl = () => base.url;
-  // The app's logger exists once the app does; the services built before it log through this.
-  let appLog: FastifyInstance['log'] | null = null;
   const consoleDeps = {
     db,
     apiKeys: domain.apiKeys,
@@ -51,7 +49,7 @@ export async function buildApi(domain: Domain, overrides: ApiOverrides): Promise
     setup,
     webhooks: domain.webhooks,
     invitations: new InvitationService({ db, baseUrl }),
-    accountDeletion: new AccountDeletionService({ db, blobs: domain.blobs, tasks: domain.tasks, log: (message, error) => appLog?.warn({ err: error }, message) }),
+    accountDeletion: new AccountDeletionService({ db, blobs: domain.blobs, tasks: domain.tasks, log: (message, error) => domain.log.warn({ err: error }, message) }),
     sessions: new SessionService({ db, settings: config.session, csrfKey: db.secretBox.deriveKey('console-csrf-tokens') }),
     limits: config.signInLimit,
     dir: overrides.consoleDir,
@@ -93,7 +91,6 @@ export async function buildApi(domain: Domain, overrides: ApiOverrides): Promise
     https,
     console: consoleDeps,
   });
-  appLog = app.log;
   domain.attachLogger(app.log);
 
   const listen = async (): Promise<RunningApi> => {

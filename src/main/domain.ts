@@ -73,7 +73,8 @@ export interface Domain {
   /** Certificate and developer-account health; the worker runs its periodic check. */
   lifecycle: LifecycleMonitor;
   rotations: RotationService;
-  /** Services built before a logger exists log through the one the API or the worker attaches. */
+  /** Services built before a logger exists log through this; the API or the worker attaches theirs. */
+  log: Logger;
   attachLogger(logger: Logger): void;
   close(): Promise<void>;
 }
@@ -136,13 +137,14 @@ export async function openDomain(config: Config, overrides: DomainOverrides = {}
     }) };
     // Revocation (OCSP) of signing certificates: asked at upload and by the worker's periodic
     // check. Issuers are looked for in the keystore's chain, then Apple's CAs and the CA dir.
-    const issuerCandidates = [...bundledAppleCertificates(), ...(signingSettings.caCertificates ?? []).map((c) => Buffer.from(c))];
+    // Read on the first check, not at start (eleven files most starts never need).
+    let issuerCandidates: Buffer[] | null = null;
     const revocation = new RevocationService({
       db,
       outbound,
       timeoutMs: config.lifecycle.ocspTimeoutMs,
       recheckMs: config.lifecycle.checkIntervalSeconds * 1000,
-      caCertificates: async () => issuerCandidates,
+      caCertificates: async () => (issuerCandidates ??= [...bundledAppleCertificates(), ...(signingSettings.caCertificates ?? []).map((c) => Buffer.from(c))]),
     });
     const uploads = new UploadService({
       db,
@@ -280,6 +282,7 @@ export async function openDomain(config: Config, overrides: DomainOverrides = {}
       events,
       lifecycle,
       rotations,
+      log,
       attachLogger: (logger) => {
         logTarget = logger;
       },

@@ -116,7 +116,7 @@ export class WebhookService {
     let data = JSON.parse(event.data_json) as unknown;
     if (event.type.startsWith('task.')) {
       const task = await db.repos.tasks.find(null, event.subject_id);
-      if (task) data = this.options.taskBody(task, await db.repos.webhookDeliveries.listForTask(task.id), task.status === 'succeeded' && this.options.links ? await this.options.links(task) : null);
+      if (task) data = await this.taskData(task);
     }
     const body = JSON.stringify({ id: event.id, event: event.type, created_at: event.created_at, data });
     const secret = await db.repos.accounts.webhookSecret(hook.account_id);
@@ -138,15 +138,20 @@ export class WebhookService {
     if (sent.error !== null) throw new AppError('webhook_failed', `Webhook ${event.type} to ${new URL(hook.url).origin} failed: ${sent.error}`);
   }
 
+  /** The task as a webhook shows it now: its deliveries so far and, once it succeeded, its install links. */
+  private async taskData(task: TaskRow): Promise<unknown> {
+    const deliveries = await this.options.db.repos.webhookDeliveries.listForTask(task.id);
+    const links = task.status === 'succeeded' && this.options.links ? await this.options.links(task) : null;
+    return this.options.taskBody(task, deliveries, links);
+  }
+
   /** One delivery attempt; throws (so the queue retries) unless the receiver answered 2xx. */
   async deliver(payload: { taskId: string; event: string }, context: JobContext): Promise<void> {
     const { db } = this.options;
     const task = await db.repos.tasks.find(null, payload.taskId);
     if (!task?.callback_url) return;
     const url = task.callback_url;
-    const deliveries = await db.repos.webhookDeliveries.listForTask(task.id);
-    const links = task.status === 'succeeded' && this.options.links ? await this.options.links(task) : null;
-    const body = JSON.stringify({ event: payload.event, data: this.options.taskBody(task, deliveries, links) });
+    const body = JSON.stringify({ event: payload.event, data: await this.taskData(task) });
     const secret = await db.repos.accounts.webhookSecret(task.account_id);
     const signal = AbortSignal.any([context.signal, AbortSignal.timeout(this.options.timeoutMs ?? 10_000)]);
     const { outcome, statusCode, error, durationMs } = await this.post(url, payload.event, body, secret, { 'signet-delivery-attempt': String(context.attempt) }, signal);

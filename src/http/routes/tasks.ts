@@ -51,13 +51,14 @@ export function taskRoutes(app: FastifyInstance, tasks: TaskService, baseUrl: ()
     async (request) => {
       const body = request.body as { file_key: string; cert_type: CertType; certificate_id?: string; callback_url?: string; profiles?: Record<string, string>; notes?: string; release_notes?: string; changelog?: string };
       const key = request.headers['idempotency-key'];
+      const notes = notesOfBody(body);
       const input = {
         fileKey: body.file_key,
         certType: body.cert_type,
         ...(body.certificate_id === undefined ? {} : { certificateId: body.certificate_id }),
         ...(body.callback_url === undefined ? {} : { callbackUrl: body.callback_url }),
         ...(body.profiles === undefined ? {} : { profiles: body.profiles }),
-        ...optional('notes', notesOfBody(body)),
+        ...(notes === undefined ? {} : { notes }),
       };
       const created = await tasks.create(principalOf(request), input, typeof key === 'string' ? key : null);
       return { code: 200, data: { task_id: created.id, status: created.status } };
@@ -187,9 +188,4 @@ export function taskRoutes(app: FastifyInstance, tasks: TaskService, baseUrl: ()
       return sendFile(request, reply, await tasks.artifact(principalOf(request), task_id));
     },
   );
-}
-
-/** `{ [name]: value }` when value is not undefined, else `{}` (optional properties stay absent). */
-function optional<K extends string, V>(name: K, value: V | undefined): { [P in K]?: V } {
-  return value === undefined ? {} : ({ [name]: value } as { [P in K]?: V });
 }
