@@ -70,7 +70,25 @@ export function parseCertificate(der: Buffer): pkijs.Certificate {
   }
 }
 
+// The same few certificates (the signer, its chain, Apple's CAs) are described again and again in
+// one signing run: by the chain completion, by each code signature's checks and by the summary.
+// pkijs takes ~1-5 ms per certificate, so descriptions are kept per DER (a bounded number).
+const described = new Map<string, CertificateInfo>();
+const DESCRIBED_KEPT = 64;
+
+/** Facts about a DER certificate (a fresh copy each call: callers may keep or change it). */
 export function describeCertificate(der: Buffer): CertificateInfo {
+  const key = der.toString('latin1');
+  let info = described.get(key);
+  if (info === undefined) {
+    info = describeParsed(der);
+    if (described.size >= DESCRIBED_KEPT) described.delete(described.keys().next().value!);
+    described.set(key, info);
+  }
+  return { ...info, notBefore: new Date(info.notBefore), notAfter: new Date(info.notAfter), caIssuers: [...info.caIssuers] };
+}
+
+function describeParsed(der: Buffer): CertificateInfo {
   const cert = parseCertificate(der);
   const subjectCn = attribute(cert.subject, '2.5.4.3');
   const issuerCn = attribute(cert.issuer, '2.5.4.3');

@@ -2,7 +2,7 @@
 // rewritten entry (a signed 80 MiB executable) is compressed on every core instead of one, as
 // pigz does. Each piece is compressed on its own; each but the last ends with a sync flush
 // (RFC 1951 §3.2.3: byte-aligned, not final), so the pieces concatenate into one valid deflate
-// stream. Each restart loses the 32 KiB window: on 256 KiB pieces a fraction of a percent. A piece
+// stream. Each restart loses the 32 KiB window: on 1 MiB pieces a fraction of a percent. A piece
 // whose first 4 KiB do not shrink at level 1 (random or packed data) is written as stored deflate
 // blocks by hand: compressing it would cost time for nothing. Hand-written: node:zlib has no
 // parallel deflate, and no maintained package runs one on libuv's pool.
@@ -19,10 +19,14 @@ import { constants as zlib, deflateRaw, deflateRawSync } from 'node:zlib';
 
 const deflateRawAsync = promisify(deflateRaw);
 // Output chunk of one piece's deflate: node:zlib's default (16 KiB) made ~8 trips between libuv's
-// pool and the main thread per 256 KiB piece of code (~50 % ratio), and a concat; half a piece
-// (plus slack) takes one or two. The compressed bytes do not depend on it.
-const PIECE_OUTPUT_CHUNK = 128 * 1024 + 4096;
-export const PIECE_SIZE = 256 * 1024;
+// pool and the main thread per piece of code (~50 % ratio), and a concat; half a piece (plus
+// slack) takes one or two. The compressed bytes do not depend on it.
+const PIECE_OUTPUT_CHUNK = 512 * 1024 + 4096;
+// Each piece is a zlib stream of its own, set up on the main thread (deflateInit allocates and
+// clears ~256 KiB): measured on 40 MiB of code-like data over two cores, 256 KiB pieces cost
+// 45 ms of main-thread and 480 ms of total CPU, 1 MiB pieces 33 and 410 ms, and finished sooner
+// (240 ms against 310). 70 pieces still spread an 80 MiB executable over every core.
+export const PIECE_SIZE = 1024 * 1024;
 /** Pieces in zlib at once: libuv's pool has 4 threads; more only adds memory. */
 const PARALLEL = 4;
 const SAMPLE = 4 * 1024;
@@ -52,10 +56,25 @@ export function levelKeepingRatio(sample: Buffer, options: DeflatePiecesOptions)
  * deflates took ~36 ms of bench:ipa's code app (21 files), while the main thread hashes pages.
  */
 export async function levelKeepingRatioOffThread(sample: Buffer, options: DeflatePiecesOptions): Promise<number> {
-  if (options.targetRatio === undefined || sample.length === 0 || options.level <= 1) return options.level;
-  const fast = (await deflateRawAsync(sample, { level: 1, chunkSize: PIECE_OUTPUT_CHUNK })).length;
-  if (fast <= sample.length * options.targetRatio * 1.01 + 64) return 1;
-  return fast <= (await deflateRawAsync(sample, { level: options.level, chunkSize: PIECE_OUTPUT_CHUNK })).length * 1.01 + 64 ? 1 : options.level;
+  return (await firstPiece(sample, true, options)).level;
+}
+
+/**
+ * The level for content starting with `piece` (levelKeepingRatio's rule) and that piece's deflate
+ * stream at that level: the sample the decision deflates is the first piece itself, compressed
+ * with the flush it needs in the stream, so it is not compressed a second time (on bench:ipa's
+ * code app that second deflate was 21 × 256 KiB at level 1, ~50 ms of CPU, with 256 KiB pieces).
+ */
+async function firstPiece(piece: Buffer, final: boolean, options: DeflatePiecesOptions): Promise<{ level: number; out: Buffer }> {
+  if (options.targetRatio === undefined || piece.length === 0 || options.level <= 1) return { level: options.level, out: await deflatePiece(piece, final, options.level) };
+  // Incompressible pieces are written as stored blocks whatever the level: only the decision
+  // needs the level-1 deflate of such a piece.
+  const keep = (deflated: Buffer): Buffer => (compressible(piece) ? deflated : storedBlocks(piece, final));
+  const flush = { finishFlush: final ? zlib.Z_FINISH : zlib.Z_SYNC_FLUSH, chunkSize: PIECE_OUTPUT_CHUNK };
+  const fast = await deflateRawAsync(piece, { level: 1, ...flush });
+  if (fast.length <= piece.length * options.targetRatio * 1.01 + 64) return { level: 1, out: keep(fast) };
+  const slow = await deflateRawAsync(piece, { level: options.level, ...flush });
+  return fast.length <= slow.length * 1.01 + 64 ? { level: 1, out: keep(fast) } : { level: options.level, out: keep(slow) };
 }
 
 /** The deflate stream of `data`, in order, compressing up to 4 pieces at once as it reads. */
@@ -63,8 +82,14 @@ export async function* deflatePieces(data: AsyncIterable<Buffer>, options: Defla
   let level: Promise<number> | undefined;
   const inflight: Array<Promise<Buffer>> = [];
   const submit = (piece: Buffer, final: boolean): void => {
-    level ??= levelKeepingRatioOffThread(piece, options);
-    const job = level.then((chosen) => deflatePiece(piece, final, chosen));
+    let job: Promise<Buffer>;
+    if (level === undefined) {
+      const first = firstPiece(piece, final, options);
+      level = first.then((f) => f.level);
+      job = first.then((f) => f.out);
+    } else {
+      job = level.then((chosen) => deflatePiece(piece, final, chosen));
+    }
     job.catch(() => {}); // awaited in order below
     inflight.push(job);
   };
@@ -102,11 +127,7 @@ export async function* deflatePieces(data: AsyncIterable<Buffer>, options: Defla
 }
 
 async function deflatePiece(piece: Buffer, final: boolean, level: number): Promise<Buffer> {
-  if (!compressible(piece)) {
-    const out = Buffer.allocUnsafe(storedBlocksSize(piece.length));
-    writeStoredBlocks(piece, final, out, 0);
-    return out;
-  }
+  if (!compressible(piece)) return storedBlocks(piece, final);
   return deflateRawAsync(piece, { level, finishFlush: final ? zlib.Z_FINISH : zlib.Z_SYNC_FLUSH, chunkSize: PIECE_OUTPUT_CHUNK });
 }
 
@@ -116,9 +137,12 @@ async function deflatePiece(piece: Buffer, final: boolean, level: number): Promi
  * the data is copied once, not once per piece and again to join them.
  */
 export async function deflatePiecesOf(pieces: readonly Buffer[], options: DeflatePiecesOptions): Promise<Buffer> {
-  const level = await levelKeepingRatioOffThread(pieces[0]!, options);
+  const first = await firstPiece(pieces[0]!, pieces.length === 1, options);
+  const level = first.level;
   const compressed: Array<Buffer | undefined> = new Array(pieces.length);
-  let next = 0;
+  // The first piece's stream is the decision's sample (stored blocks included: copied as they are).
+  compressed[0] = first.out;
+  let next = 1;
   const lane = async (): Promise<void> => {
     while (next < pieces.length) {
       const i = next++;
@@ -154,6 +178,12 @@ function writeStoredBlocks(piece: Buffer, final: boolean, out: Buffer, start: nu
     at += 5 + data.length;
   }
   return at;
+}
+
+function storedBlocks(piece: Buffer, final: boolean): Buffer {
+  const out = Buffer.allocUnsafe(storedBlocksSize(piece.length));
+  writeStoredBlocks(piece, final, out, 0);
+  return out;
 }
 
 function storedBlocksSize(length: number): number {
