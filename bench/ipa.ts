@@ -190,7 +190,8 @@ async function benchApp(dir: string, kind: 'random' | 'code', { p12, profile, en
   const verify = async (file: string): Promise<string> => {
     const source = await FileSource.open(file);
     const report = await verifyIpa(source).finally(() => source.close());
-    return report.verified ? 'yes' : `NO — ${allProblems(report).slice(0, 5).join('; ')}`;
+    const problems = allProblems(report);
+    return report.verified ? 'yes' : `NO — ${problems.length} problems: ${problems.slice(0, 3).join('; ')}${problems.length > 3 ? '; …' : ''}`;
   };
   const engineVerdict = await verify(engineOut);
   console.log(`  engine output passes the full verifier (signet verify): ${engineVerdict}`);
