@@ -105,7 +105,7 @@ export async function startServicePath(repoRoot: string, env: NodeJS.ProcessEnv,
     }
     const certificateId = (await json(await fetch(`${url}/v1/certificates`, { method: 'POST', headers: { authorization }, body: form }), 'certificate upload')).id as string;
 
-    const run = async (file: string): Promise<ServiceMeasure> => {
+    const measure = async (file: string): Promise<ServiceMeasure> => {
       const cpu0 = cpuTicks(child.pid!);
       const start = performance.now();
       const upload = await streamUpload(url, key, path.basename(file), statSync(file).size, createReadStream(file));
@@ -126,6 +126,14 @@ export async function startServicePath(repoRoot: string, env: NodeJS.ProcessEnv,
       await settle(child.pid!);
       return { ms, cpuMs, peakRss };
     };
+    // A server that died mid-run shows as a refused connection: its last words say why.
+    const run = (file: string): Promise<ServiceMeasure> =>
+      measure(file).catch(async (error: unknown) => {
+        // The socket may close before the exit is reported.
+        await Promise.race([exited, sleep(1000)]);
+        if (child.exitCode === null && child.signalCode === null) throw error;
+        throw new Error(`signet serve exited (${child.exitCode ?? child.signalCode}) during a run:\n${tail.join('\n')}`, { cause: error });
+      });
     const close = async (): Promise<void> => {
       detach();
       if (child.exitCode === null && child.signalCode === null) {
