@@ -121,7 +121,10 @@ try {
       engine.push(alone);
     }
   }
-  const identical = readFileSync(ours).equals(readFileSync(theirs)) && readFileSync(path.join(dir, 'engine.apk')).equals(readFileSync(theirs));
+  // The service path's artifact too: same key, same input, so the same bytes.
+  const fromService = path.join(dir, 'service.apk');
+  await service.download(fromService);
+  const identical = [ours, path.join(dir, 'engine.apk'), fromService].every((file) => readFileSync(file).equals(readFileSync(theirs)));
   const s = median(signet);
   const a = median(apksigner);
   const e = median(engine);
@@ -143,12 +146,12 @@ try {
   const floorWall = Math.min(f1.seconds, f2.seconds);
   const floorCpu = Math.min(f1.cpu, f2.cpu);
   console.log(`\nsignet sign / two-core floor: wall ${(s.seconds / floorWall).toFixed(2)}x (target <= 2x), CPU ${(s.cpu / floorCpu).toFixed(2)}x the floor's`);
-  console.log(`service path / two-core floor: wall ${(v.seconds / floorWall).toFixed(2)}x, CPU ${(v.cpu / floorCpu).toFixed(2)}x the floor's (upload, task, signing, verification, storage; wall ${(v.seconds / s.seconds).toFixed(2)}x signet sign's), server peak RSS ${(v.rssKiB / 1024).toFixed(0)} MiB`);
+  console.log(`service path / two-core floor: wall ${(v.seconds / floorWall).toFixed(2)}x, CPU ${(v.cpu / floorCpu).toFixed(2)}x the floor's (upload, task, signing, verification, storage; wall ${(v.seconds / s.seconds).toFixed(2)}x signet sign's), server peak RSS ${(v.rssKiB / 1024).toFixed(0)} MiB (${(service.idleRss / MiB).toFixed(0)} MiB once started, before any run)`);
   if (baseline.length > 0) console.log(`baseline signet sign / two-core floor: wall ${(median(baseline).seconds / floorWall).toFixed(2)}x, CPU ${(median(baseline).cpu / floorCpu).toFixed(2)}x`);
   console.log(`wall-time ratio signet/apksigner: ${(s.seconds / a.seconds).toFixed(3)}; CPU-time ratio: ${(s.cpu / a.cpu).toFixed(3)}`);
   console.log(`signet peak RSS: ${(s.rssKiB / 1024).toFixed(0)} MiB = ${((s.rssKiB * 1024) / 1e6).toFixed(0)} MB (target <= 120 MB); apksigner: ${(a.rssKiB / 1024).toFixed(0)} MiB`);
   console.log(`(signet sign also verifies its output before keeping it; apksigner sign does not. Engine alone / apksigner: wall ${(e.seconds / a.seconds).toFixed(3)}, CPU ${(e.cpu / a.cpu).toFixed(3)})`);
-  console.log(`outputs byte-identical: ${identical ? 'yes' : 'NO'}`);
+  console.log(`outputs byte-identical (signet sign, service path, engine, apksigner): ${identical ? 'yes' : 'NO'}`);
   if (!identical) process.exitCode = 1;
 } finally {
   await service?.close();

@@ -177,7 +177,7 @@ async function benchApp(dir: string, kind: 'random' | 'code', { p12, profile, en
   const floorWall = Math.min(f1.ms, f2.ms);
   const floorCpu = Math.min(f1.cpu, f2.cpu);
   console.log(`  signet sign / two-core floor: wall ${(s.ms / floorWall).toFixed(2)}× (target ≤ 2×), CPU ${(s.cpu / floorCpu).toFixed(2)}× the floor's (target ≤ 1.5×), peak RSS ${(s.rss / 1e6).toFixed(0)} MB (target ≤ 250 MB)`);
-  console.log(`  service path / two-core floor: wall ${(v.ms / floorWall).toFixed(2)}×, CPU ${(v.cpu / floorCpu).toFixed(2)}× the floor's (upload, task, re-sign, verification, storage; wall ${(v.ms / s.ms).toFixed(2)}× signet sign's), server peak RSS ${(v.rss / 1e6).toFixed(0)} MB`);
+  console.log(`  service path / two-core floor: wall ${(v.ms / floorWall).toFixed(2)}×, CPU ${(v.cpu / floorCpu).toFixed(2)}× the floor's (upload, task, re-sign, verification, storage; wall ${(v.ms / s.ms).toFixed(2)}× signet sign's), server peak RSS ${(v.rss / 1e6).toFixed(0)} MB (${(service.idleRss / 1e6).toFixed(0)} MB once started, before any run)`);
   console.log(`  engine + proof / two-core floor: wall ${(e.ms / floorWall).toFixed(2)}×, CPU ${(e.cpu / floorCpu).toFixed(2)}×`);
   if (b !== undefined) console.log(`  baseline signet sign / two-core floor: wall ${(b.ms / floorWall).toFixed(2)}×, CPU ${(b.cpu / floorCpu).toFixed(2)}×, peak RSS ${(b.rss / 1e6).toFixed(0)} MB`);
   const outputSize = statSync(out).size;

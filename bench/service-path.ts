@@ -17,10 +17,11 @@
 // processes, live or reaped, so that a signer moved out of process would still be counted).
 // The peak RSS is VmHWM: the server's peak over its whole life up to that run, not the run's own.
 import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { createReadStream, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
+import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { streamUpload } from '../test/support/api-client.ts';
@@ -42,6 +43,10 @@ export interface ServiceMeasure {
 export interface ServicePath {
   /** Uploads `file`, signs it with an enterprise task, waits for `succeeded`. */
   run(file: string): Promise<ServiceMeasure>;
+  /** Downloads the signed package of the last run (GET /v1/tasks/{id}/artifact) to `file`. */
+  download(file: string): Promise<void>;
+  /** VmHWM once started with its certificate, before any run: what the runs' peak is over. */
+  readonly idleRss: number;
   close(): Promise<void>;
 }
 
@@ -105,6 +110,8 @@ export async function startServicePath(repoRoot: string, env: NodeJS.ProcessEnv,
     }
     const certificateId = (await json(await fetch(`${url}/v1/certificates`, { method: 'POST', headers: { authorization }, body: form }), 'certificate upload')).id as string;
 
+    const idleRss = peakRssOf(child.pid!);
+    let lastTask: string | undefined;
     const measure = async (file: string): Promise<ServiceMeasure> => {
       const cpu0 = cpuTicks(child.pid!);
       const start = performance.now();
@@ -116,13 +123,16 @@ export async function startServicePath(repoRoot: string, env: NodeJS.ProcessEnv,
       );
       for (;;) {
         const task = await json(await fetch(`${url}/v1/tasks/${created.task_id}`, { headers: { authorization } }), 'task poll');
-        if (task.status === 'succeeded') break;
+        if (task.status === 'succeeded') {
+          lastTask = task.task_id;
+          break;
+        }
         if (task.status === 'failed' || task.status === 'cancelled') throw new Error(`task ${task.task_id} ${task.status}: ${JSON.stringify(task.error)}`);
         await sleep(POLL_MS);
       }
       const ms = performance.now() - start;
       const cpuMs = ((cpuTicks(child.pid!) - cpu0) * 1000) / TICKS_PER_SECOND;
-      const peakRss = Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
+      const peakRss = peakRssOf(child.pid!);
       await settle(child.pid!);
       return { ms, cpuMs, peakRss };
     };
@@ -134,6 +144,11 @@ export async function startServicePath(repoRoot: string, env: NodeJS.ProcessEnv,
         if (child.exitCode === null && child.signalCode === null) throw error;
         throw new Error(`signet serve exited (${child.exitCode ?? child.signalCode}) during a run:\n${tail.join('\n')}`, { cause: error });
       });
+    const download = async (file: string): Promise<void> => {
+      const response = await fetch(`${url}/v1/tasks/${lastTask}/artifact`, { headers: { authorization } });
+      if (!response.ok || response.body === null) throw new Error(`artifact download failed: ${response.status} ${await response.text()}`);
+      await pipeline(response.body, createWriteStream(file));
+    };
     const close = async (): Promise<void> => {
       detach();
       if (child.exitCode === null && child.signalCode === null) {
@@ -143,12 +158,16 @@ export async function startServicePath(repoRoot: string, env: NodeJS.ProcessEnv,
       }
       kill();
     };
-    return { run, close };
+    return { run, download, idleRss, close };
   } catch (error) {
     detach();
     kill();
     throw error;
   }
+}
+
+function peakRssOf(pid: number): number {
+  return Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
 }
 
 /** The `data` of a JSON answer, or an error naming the step and the server's answer. */
