@@ -95,8 +95,12 @@ try {
   const flags = shebang?.[2]?.split(' ') ?? [];
   const engineEnv = { ...env, ...Object.fromEntries((shebang?.[1]?.trim().split(' ').filter(Boolean) ?? []).map((pair) => pair.split('=', 2) as [string, string])) };
   // The same key and certificate as the CLI rows, uploaded the way a user does (key + certificate).
+  // The service never sees the key's file name, which apksigner and signet sign name the v1
+  // signature files after (META-INF/RSA-2048.*): the alias names them alike, so that the
+  // artifacts can be compared byte for byte.
   service = await startServicePath(repoRoot, env, {
     kind: 'android',
+    alias: path.basename(key).split('.')[0]!,
     file: { name: path.basename(key), data: readFileSync(key) },
     certificate: { name: path.basename(cert), data: readFileSync(cert) },
   });
