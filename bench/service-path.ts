@@ -16,7 +16,9 @@
 // threads: the HTTP loop, the piscina signer and Mach-O threads, libuv's pool; plus any child
 // processes, live or reaped, so that a signer moved out of process would still be counted).
 // The peak RSS is VmHWM: the server's peak over its whole life up to that run, not the run's own.
-import { execFile, execFileSync, spawn, type ChildProcess } from 'node:child_process';
+// Uploads and signed packages stay in the data dir until the bench ends: about twice the
+// package's size per run on the temporary directory's disk.
+import { execFile, execFileSync, spawn } from 'node:child_process';
 import { createReadStream, createWriteStream, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -27,7 +29,7 @@ import { promisify } from 'node:util';
 import { streamUpload } from '../test/support/api-client.ts';
 
 const exec = promisify(execFile);
-/** How often the task is polled: the wall figure is late by at most this; a client polls no faster. */
+/** How often the task is polled: the wall figure is late by at most this (the SSE stream polls at 500 ms). */
 const POLL_MS = 100;
 /** USER_HZ: the unit of /proc/PID/stat's CPU times. */
 const TICKS_PER_SECOND = Number(execFileSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).trim()) || 100;
@@ -205,8 +207,7 @@ function childrenOf(pid: number): number[] {
 
 /**
  * Waits (untimed) until the server is idle — under 2 % of a core over 250 ms, at most 10 s — so
- * that work it does after `succeeded` (the release's icon and metadata, cleanup) does not load
- * the next row's run.
+ * that whatever it still does after `succeeded` does not load the next row's run.
  */
 async function settle(pid: number): Promise<void> {
   const deadline = performance.now() + 10_000;
