@@ -11,7 +11,10 @@
 // against the `apksigner sign` process, each under GNU time (wall, user+sys CPU, peak RSS =
 // VmHWM of the child). The runs alternate, after one unmeasured warm-up each (page cache, Node's
 // compile cache, the JVM's class data), so that machine load treats both alike; medians are
-// reported. For diagnosis only, a third row times the signing engine alone in a bare process
+// reported. The service path (bench/service-path.ts) is timed in the same runs: a `bin/signet
+// serve` child, started once, given the same key as an android certificate; per run, upload →
+// enterprise task → `succeeded`: the wall time, the server's CPU over it, and its peak RSS since
+// it started. For diagnosis only, a further row times the signing engine alone in a bare process
 // (no CLI, no verification); it is not part of the ratio.
 //
 // The APK: apksig's golden-aligned-in.apk (real manifest, dex, resources, a .so) plus generated
@@ -25,6 +28,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { crc32, deflateRawSync } from 'node:zlib';
+import { startServicePath, type ServiceMeasure, type ServicePath } from './service-path.ts';
 
 const run = promisify(execFile);
 const MiB = 1024 * 1024;
@@ -64,6 +68,7 @@ try {
 }
 
 const dir = mkdtempSync(path.join(tmpdir(), 'signet-bench-apk-'));
+let service: ServicePath | undefined;
 try {
   const input = path.join(dir, 'big.apk');
   const started = performance.now();
@@ -89,9 +94,22 @@ try {
   const shebang = /^#!\/usr\/bin\/env -S (.*?)\bnode (.*)$/m.exec(readFileSync(bin, 'utf8'));
   const flags = shebang?.[2]?.split(' ') ?? [];
   const engineEnv = { ...env, ...Object.fromEntries((shebang?.[1]?.trim().split(' ').filter(Boolean) ?? []).map((pair) => pair.split('=', 2) as [string, string])) };
+  // The same key and certificate as the CLI rows, uploaded the way a user does (key + certificate).
+  // The service never sees the key's file name, which apksigner and signet sign name the v1
+  // signature files after (META-INF/RSA-2048.*): the alias names them alike, so that the
+  // artifacts can be compared byte for byte.
+  service = await startServicePath(repoRoot, env, {
+    kind: 'android',
+    alias: path.basename(key).split('.')[0]!,
+    file: { name: path.basename(key), data: readFileSync(key) },
+    certificate: { name: path.basename(cert), data: readFileSync(cert) },
+  });
+  const served: Measure[] = [];
+  const asMeasure = (m: ServiceMeasure): Measure => ({ seconds: m.ms / 1000, cpu: m.cpuMs / 1000, rssKiB: m.peakRss / 1024 });
   for (let i = -1; i < RUNS; i++) {
     const measured = i >= 0;
     const mine = await timed(bin, ['sign', input, '-o', ours, '--keystore', key, '--cert', cert], env);
+    const viaService = asMeasure(await service.run(input));
     const google = await timed('apksigner', ['sign', '--key', key, '--cert', cert, '--v4-signing-enabled', 'false', '--in', input, '--out', theirs], env);
     const alone = await timed(process.execPath, [...flags, new URL(import.meta.url).pathname, '--engine-child', input, path.join(dir, 'engine.apk'), key, cert], engineEnv);
     const one = await timed(process.execPath, [floorScript, 'apk', input, path.join(dir, 'floor.apk'), '1'], env);
@@ -102,19 +120,25 @@ try {
       floor1.push(one);
       floor2.push(two);
       signet.push(mine);
+      served.push(viaService);
       apksigner.push(google);
       engine.push(alone);
     }
   }
-  const identical = readFileSync(ours).equals(readFileSync(theirs)) && readFileSync(path.join(dir, 'engine.apk')).equals(readFileSync(theirs));
+  // The service path's artifact too: same key, same input, so the same bytes.
+  const fromService = path.join(dir, 'service.apk');
+  await service.download(fromService);
+  const identical = [ours, path.join(dir, 'engine.apk'), fromService].every((file) => readFileSync(file).equals(readFileSync(theirs)));
   const s = median(signet);
   const a = median(apksigner);
   const e = median(engine);
-  const row = (name: string, m: Measure, all: Measure[]): string =>
-    `${name.padEnd(16)} ${m.seconds.toFixed(2).padStart(6)} s ${m.cpu.toFixed(2).padStart(6)} s ${(m.rssKiB / 1024).toFixed(0).padStart(6)} MiB   (wall per run: ${all.map((x) => x.seconds.toFixed(2)).join(', ')} s; peak RSS max ${(Math.max(...all.map((x) => x.rssKiB)) / 1024).toFixed(0)} MiB)`;
+  const row = (name: string, m: Measure, all: Measure[], note = ''): string =>
+    `${name.padEnd(16)} ${m.seconds.toFixed(2).padStart(6)} s ${m.cpu.toFixed(2).padStart(6)} s ${(m.rssKiB / 1024).toFixed(0).padStart(6)} MiB   (wall per run: ${all.map((x) => x.seconds.toFixed(2)).join(', ')} s;${note} peak RSS max ${(Math.max(...all.map((x) => x.rssKiB)) / 1024).toFixed(0)} MiB)`;
   console.log(`\nv1+v2+v3, RSA-2048, medians of ${RUNS} interleaved runs after one warm-up each (load average now ${loadavg()[0]!.toFixed(1)} on ${cpus().length} CPUs):`);
   console.log(`${''.padEnd(16)} ${'wall'.padStart(8)} ${'cpu'.padStart(8)} ${'peak RSS'.padStart(10)}`);
   console.log(row('signet sign', s, signet));
+  const v = median(served);
+  console.log(row('service path', v, served, " CPU: the server's; RSS: its peak since it started;"));
   console.log(row('apksigner sign', a, apksigner));
   console.log(row('(engine alone)', e, engine));
   const f1 = median(floor1);
@@ -126,13 +150,15 @@ try {
   const floorWall = Math.min(f1.seconds, f2.seconds);
   const floorCpu = Math.min(f1.cpu, f2.cpu);
   console.log(`\nsignet sign / two-core floor: wall ${(s.seconds / floorWall).toFixed(2)}x (target <= 2x), CPU ${(s.cpu / floorCpu).toFixed(2)}x the floor's`);
+  console.log(`service path / two-core floor: wall ${(v.seconds / floorWall).toFixed(2)}x, CPU ${(v.cpu / floorCpu).toFixed(2)}x the floor's (upload, task, signing, verification, storage; wall ${(v.seconds / s.seconds).toFixed(2)}x signet sign's), server peak RSS ${(v.rssKiB / 1024).toFixed(0)} MiB (${(service.idleRss / MiB).toFixed(0)} MiB once started, before any run)`);
   if (baseline.length > 0) console.log(`baseline signet sign / two-core floor: wall ${(median(baseline).seconds / floorWall).toFixed(2)}x, CPU ${(median(baseline).cpu / floorCpu).toFixed(2)}x`);
   console.log(`wall-time ratio signet/apksigner: ${(s.seconds / a.seconds).toFixed(3)}; CPU-time ratio: ${(s.cpu / a.cpu).toFixed(3)}`);
   console.log(`signet peak RSS: ${(s.rssKiB / 1024).toFixed(0)} MiB = ${((s.rssKiB * 1024) / 1e6).toFixed(0)} MB (target <= 120 MB); apksigner: ${(a.rssKiB / 1024).toFixed(0)} MiB`);
   console.log(`(signet sign also verifies its output before keeping it; apksigner sign does not. Engine alone / apksigner: wall ${(e.seconds / a.seconds).toFixed(3)}, CPU ${(e.cpu / a.cpu).toFixed(3)})`);
-  console.log(`outputs byte-identical: ${identical ? 'yes' : 'NO'}`);
+  console.log(`outputs byte-identical (signet sign, service path, engine, apksigner): ${identical ? 'yes' : 'NO'}`);
   if (!identical) process.exitCode = 1;
 } finally {
+  await service?.close();
   if (process.env.SIGNET_BENCH_KEEP === undefined) rmSync(dir, { recursive: true, force: true });
   else console.log(`kept ${dir}`);
 }
