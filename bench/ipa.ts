@@ -230,31 +230,27 @@ async function timed(command: string, args: string[], env: NodeJS.ProcessEnv): P
   return { ms: Number(match[1]) * 1000, cpu: (Number(match[2]) + Number(match[3])) * 1000, rss: Number(match[4]) * 1024 };
 }
 
-/**
- * The engine as signPackage runs it: re-sign (each signed file read back as it is written), then
- * verifyWritten with the proof it returned and what was read back.
- */
+/** The engine as signPackage runs it: re-sign, then verifyWritten with the proof it returned. */
 async function engineChild(ipa: string, out: string, p12: string, profileFile: string): Promise<void> {
   const { loadIdentity } = await import('../src/signing/cms/index.ts');
+  const { FileSink } = await import('../src/signing/data-sink.ts');
   const { FileSource } = await import('../src/signing/data-source.ts');
   const { parseProvisioningProfile } = await import('../src/signing/ios/profile/index.ts');
   const { resignIpaProved } = await import('../src/signing/ios/resign/index.ts');
-  const { allProblems, verifyWritten, WrittenCodeChecks } = await import('../src/signing/ios/verify-ipa/index.ts');
-  const { FileOutput } = await import('../src/signing/pipeline/output.ts');
+  const { allProblems, verifyWritten } = await import('../src/signing/ios/verify-ipa/index.ts');
   const identity = await loadIdentity(readFileSync(p12), { password: 'bench' });
   const profile = parseProvisioningProfile(readFileSync(profileFile));
   const source = await FileSource.open(ipa);
-  const output = await FileOutput.create(out);
-  const written = new WrittenCodeChecks(output.readBack());
+  const sink = await FileSink.create(out);
   const cpu0 = process.cpuUsage();
   const start = performance.now();
-  const { proof } = await resignIpaProved(source, output, { identity, profiles: [profile], onCodeWritten: (entry, sealed) => written.add(entry, sealed) });
-  await output.close();
+  const { proof } = await resignIpaProved(source, sink, { identity, profiles: [profile] });
+  await sink.close();
   const cpu1 = process.cpuUsage();
   const signed = performance.now();
   const rssAfterSign = process.resourceUsage().maxRSS * 1024;
   const check = await FileSource.open(out);
-  const report = await verifyWritten(check, source, proof, {}, written).finally(() => Promise.all([check.close(), written.settle()]));
+  const report = await verifyWritten(check, source, proof).finally(() => check.close());
   // Phase split, for diagnosis (stderr; the figures above are the whole process's).
   const cpu2 = process.cpuUsage();
   const ms = (a: NodeJS.CpuUsage, b: NodeJS.CpuUsage): string => ((b.user + b.system - a.user - a.system) / 1000).toFixed(0);

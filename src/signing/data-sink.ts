@@ -60,18 +60,14 @@ export class FileSink implements DataSink {
     this.pending = Buffer.allocUnsafe(bufferSize);
   }
 
-  /** Creates (or truncates) `path`; opened for reading too (readWritten). */
+  /** Creates (or truncates) `path`. */
   static async create(path: string, options: { bufferSize?: number } = {}): Promise<FileSink> {
-    const handle = await open(path, 'w+');
+    const handle = await open(path, 'w');
     return new FileSink(handle, options.bufferSize ?? 1024 * 1024);
   }
 
   get position(): number {
     return this.flushed + this.pendingLength;
-  }
-
-  get isClosed(): boolean {
-    return this.closed;
   }
 
   async write(data: Buffer): Promise<void> {
@@ -108,29 +104,6 @@ export class FileSink implements DataSink {
     } finally {
       await this.handle.close();
     }
-  }
-
-  /**
-   * Bytes [offset, offset + length) of what has been written so far, whether already in the file
-   * or still in the write buffer: the verifier reads signed files back while later ones are still
-   * being written. The buffered part is copied at once, before any await (a flush may move it to
-   * the file meanwhile); the part read from the file was there before this call. Reads and
-   * writes are positioned, so they do not disturb each other.
-   */
-  async readWritten(offset: number, length: number): Promise<Buffer> {
-    if (this.closed) throw new Error('FileSink is closed: read the file itself');
-    if (!Number.isSafeInteger(offset) || !Number.isSafeInteger(length) || offset < 0 || length < 0 || offset + length > this.position) {
-      throw new RangeError(`read [${offset}, +${length}) outside the ${this.position} bytes written`);
-    }
-    const out = Buffer.allocUnsafe(length);
-    const flushed = this.flushed;
-    if (offset + length > flushed) this.pending.copy(out, Math.max(0, flushed - offset), Math.max(0, offset - flushed), offset + length - flushed);
-    for (let done = 0, fromFile = Math.min(length, Math.max(0, flushed - offset)); done < fromFile; ) {
-      const { bytesRead } = await this.handle.read(out, done, fromFile - done, offset + done);
-      if (bytesRead === 0) throw new RangeError(`the file ends before byte ${offset + done} of what was written`);
-      done += bytesRead;
-    }
-    return out;
   }
 
   private async flush(): Promise<void> {

@@ -6,11 +6,6 @@ import { BufferSource, FileSource, type DataSource } from '../data-source.ts';
 export interface VerifiableSink extends DataSink {
   /** The bytes written, for reading back after close(); the caller closes the source. */
   reopen(): Promise<DataSource>;
-  /**
-   * The bytes written so far, readable while writing goes on (and after close): the verifier
-   * reads each signed file back as soon as it is written. Its size is what has been written.
-   */
-  readBack(): DataSource;
 }
 
 /** A file output. */
@@ -46,39 +41,11 @@ export class FileOutput implements VerifiableSink {
   reopen(): Promise<DataSource> {
     return FileSource.open(this.path);
   }
-
-  readBack(): DataSource {
-    const sink = this.#sink;
-    const path = this.path;
-    // Once the sink is closed, the file itself holds everything written.
-    let file: Promise<FileSource> | undefined;
-    const closedFile = (): Promise<FileSource> => (file ??= FileSource.open(path));
-    return {
-      get size() {
-        return sink.position;
-      },
-      read: async (offset, length) => (sink.isClosed ? (await closedFile()).read(offset, length) : sink.readWritten(offset, length)),
-      close: async () => {
-        if (file !== undefined) await (await file).close();
-      },
-    };
-  }
 }
 
 /** An in-memory output (tests, small packages). */
 export class MemoryOutput extends MemorySink implements VerifiableSink {
   async reopen(): Promise<DataSource> {
     return new BufferSource(this.toBuffer());
-  }
-
-  readBack(): DataSource {
-    const output = this;
-    return {
-      get size() {
-        return output.position;
-      },
-      read: async (offset, length) => new BufferSource(output.toBuffer()).read(offset, length),
-      close: async () => {},
-    };
   }
 }

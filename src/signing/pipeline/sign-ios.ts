@@ -9,7 +9,7 @@
 import type { DataSource } from '../data-source.ts';
 import { SigningError } from '../errors.ts';
 import { resignIpaProved } from '../ios/resign/index.ts';
-import { verifyWritten, WrittenCodeChecks, type IpaVerification } from '../ios/verify-ipa/index.ts';
+import { verifyWritten, type IpaVerification } from '../ios/verify-ipa/index.ts';
 import { describeIdentity, openSigningIdentity } from './identity.ts';
 import type { VerifiableSink } from './output.ts';
 import { chooseProfiles, leftOut, signedBundles } from './profiles.ts';
@@ -20,13 +20,9 @@ export async function signIos(request: IosSignRequest, input: DataSource, output
   const identity = await openSigningIdentity(request.identity, env);
   const profiles = chooseProfiles(request.profiles);
   env.signal?.throwIfAborted();
-  // Each signed file is read back from the output as soon as it is written, while the rest of
-  // the app is signed (verify-ipa/written-code.ts); verifyWritten then uses what was read.
-  const written = new WrittenCodeChecks(output.readBack());
   let signed;
   try {
     signed = await resignIpaProved(input, output, {
-      onCodeWritten: (entry, sealed) => written.add(entry, sealed),
       identity,
       profiles: profiles.candidates,
       profileByBundleId: profiles.pinned,
@@ -37,29 +33,22 @@ export async function signIos(request: IosSignRequest, input: DataSource, output
       ...(env.signingTime === undefined ? {} : { signingTime: env.signingTime }),
       ...(env.signal === undefined ? {} : { signal: env.signal }),
     });
-  } catch (error) {
-    await written.settle();
-    throw error;
   } finally {
     await output.close();
   }
   const { result, proof } = signed;
   // The input stays open (the caller closes it) until the copied entries are proved against it.
+  const check = await output.reopen();
   let verification: IpaVerification;
   try {
-    const check = await output.reopen();
-    try {
-      verification = await verifyWritten(check, input, proof, env.now === undefined ? {} : { now: env.now }, written);
-    } finally {
-      await check.close();
-    }
+    verification = await verifyWritten(check, input, proof, env.now === undefined ? {} : { now: env.now });
   } catch (error) {
     // Output Signet wrote that its verifier cannot even read (a zip structure or CRC refused) is
     // the signer's failure too.
     if (error instanceof SigningError) throw new SigningError('verification_failed', `The signed .ipa could not be verified: ${error.message}`, { cause: error, details: error.details ?? {} });
     throw error;
   } finally {
-    await written.settle();
+    await check.close();
   }
   assertOutputVerified(verification);
   return {

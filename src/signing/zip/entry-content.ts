@@ -10,9 +10,6 @@ import { METHOD_STORED } from './format.ts';
 import type { ZipLimits } from './limits.ts';
 
 export const DEFAULT_CHUNK_SIZE = 1024 * 1024;
-
-/** What reading an entry's data needs of it: where the data lies and what it must inflate to. */
-export type EntryData = Pick<ZipEntry, 'name' | 'method' | 'dataOffset' | 'compressedSize' | 'uncompressedSize' | 'crc32' | 'unreadable'>;
 const INFLATE_CHUNK = 64 * 1024;
 // Entries this small are inflated in one call (with zlib's output cap set to the declared size):
 // a stream per entry costs more than the inflation itself for the thousands of small files in apps.
@@ -20,7 +17,7 @@ const ONE_SHOT_COMPRESSED = 256 * 1024;
 const ONE_SHOT_UNCOMPRESSED = 1024 * 1024;
 const inflateRawAsync = promisify(inflateRaw);
 
-export async function* readRawChunks(source: DataSource, entry: EntryData, chunkSize = DEFAULT_CHUNK_SIZE): AsyncGenerator<Buffer> {
+export async function* readRawChunks(source: DataSource, entry: ZipEntry, chunkSize = DEFAULT_CHUNK_SIZE): AsyncGenerator<Buffer> {
   // A discarded entry that was let through unreadable (ZipOpenOptions.discarded) stays unread.
   if (entry.unreadable !== null) throw entry.unreadable;
   const end = entry.dataOffset + entry.compressedSize;
@@ -38,7 +35,7 @@ export function openRawStream(source: DataSource, entry: ZipEntry): Readable {
  * of the reads and inflated chunks of a streamed deflated entry (64 KiB by default, which bounds
  * memory; a caller streaming one large file may ask for more and fewer trips to zlib).
  */
-export async function* readContentChunks(source: DataSource, entry: EntryData, limits: ZipLimits, inflateChunk = INFLATE_CHUNK): AsyncGenerator<Buffer> {
+export async function* readContentChunks(source: DataSource, entry: ZipEntry, limits: ZipLimits, inflateChunk = INFLATE_CHUNK): AsyncGenerator<Buffer> {
   if (entry.unreadable !== null) throw entry.unreadable;
   const quoted = JSON.stringify(entry.name);
   let produced = 0;

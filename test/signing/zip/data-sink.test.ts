@@ -58,23 +58,3 @@ test("MemorySink does not alias the caller's buffers", async () => {
   data.write('x');
   assert.equal(memory.toBuffer().toString(), 'abc');
 });
-
-test('FileSink reads back what was written so far, from the file and from its buffer alike', async () => {
-  const dir = testOutputDir('zip', 'sink-read-back');
-  mkdirSync(dir, { recursive: true });
-  const sink = await FileSink.create(path.join(dir, 'out.bin'), { bufferSize: 16 });
-  const memory = new MemorySink();
-  for (const data of [Buffer.from('abc'), Buffer.alloc(20, 'x'), Buffer.from('defg')]) {
-    await sink.write(data);
-    await memory.write(data);
-  }
-  // 'abc' and the large write are in the file; 'defg' is still buffered.
-  const all = memory.toBuffer();
-  for (const [offset, length] of [[0, 27], [0, 3], [21, 4], [23, 4], [26, 1], [5, 0]] as const) {
-    assert.ok((await sink.readWritten(offset, length)).equals(all.subarray(offset, offset + length)), `[${offset}, +${length})`);
-  }
-  await assert.rejects(sink.readWritten(20, 8), RangeError);
-  await assert.rejects(sink.readWritten(-1, 1), RangeError);
-  await sink.close();
-  await assert.rejects(sink.readWritten(0, 1), /closed/);
-});

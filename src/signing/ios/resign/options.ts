@@ -1,7 +1,6 @@
 // What the .ipa re-signer takes and returns.
 import type { Identity } from '../../cms/index.ts';
 import type { PlistDict } from '../../plist/index.ts';
-import type { WrittenEntry } from '../../zip/index.ts';
 import type { DropReason, ProvisioningProfile } from '../profile/index.ts';
 
 export interface ResignOverrides {
@@ -40,12 +39,6 @@ export interface ResignOptions {
   /** Deflate level of rewritten Mach-O files whose input entry was deflated (default 6). */
   compressionLevel?: number;
   signal?: AbortSignal;
-  /**
-   * Called once each signed Mach-O file is written, with where it lies in the output (its bytes
-   * there do not change afterwards) and whether a parent bundle seals it: the pipeline's
-   * verifier reads it back meanwhile (verify-ipa/written-code.ts).
-   */
-  onCodeWritten?: (entry: WrittenEntry, sealed: boolean) => void;
 }
 
 export interface ResignedBundle {

@@ -55,7 +55,7 @@ const COPY_WINDOW = 1024 * 1024;
  * A unit of output: entries to write, in order, once the job's turn comes. A `streamed` entry is
  * signed while it is written, so its digests exist only once it has been written.
  */
-type Output = Array<{ name: string; streamed?: boolean; code?: { sealed: boolean }; write: (writer: ZipWriter) => Promise<void> }>;
+type Output = Array<{ name: string; streamed?: boolean; write: (writer: ZipWriter) => Promise<void> }>;
 
 interface Context {
   zip: ZipReader;
@@ -256,10 +256,8 @@ async function signBundles(context: Context, writer: ZipWriter, machO: string[],
     for (const [ticket, job] of jobs.entries()) {
       const output = await job;
       context.signal.throwIfAborted();
-      for (const { name, write, code } of output) {
+      for (const { name, write } of output) {
         await write(writer);
-        const entry = writer.entries.at(-1);
-        if (code !== undefined && entry?.name === name) context.options.onCodeWritten?.(entry, code.sealed);
         if (zip.getEntry(name) === undefined) counts.added++;
         else counts.rewritten++;
       }
@@ -301,11 +299,11 @@ async function signLoose(context: Context, bundle: BundleNode, entry: ZipEntry):
   const signing = job(context, entry, bytes, { identifier: undefined, isMainExecutable: false });
   if (stream !== undefined) {
     const target = { report, records: context.records, signingTime: context.signingTime, level: context.options.compressionLevel };
-    return [{ name: entry.name, streamed: true, code: { sealed: true }, write: streamedWrite(entry, stream, signing, target) }];
+    return [{ name: entry.name, streamed: true, write: streamedWrite(entry, stream, signing, target) }];
   }
   const result = await context.pool.sign(signing);
   context.records.set(entry.name, { kind: 'file', sha1: Buffer.from(result.sha1), sha256: Buffer.from(result.sha256) });
-  return [{ name: entry.name, code: { sealed: true }, write: (writer) => writeSigned(context, writer, entry, result, report) }];
+  return [{ name: entry.name, write: (writer) => writeSigned(context, writer, entry, result, report) }];
 }
 
 /** `bytes`: the executable, or the stand-in of a `stream` (header and old signature only). */
@@ -376,12 +374,12 @@ async function finishBundle(context: Context, bundle: BundleNode, bytes: Buffer,
   const executableName = bundle.executableEntry.name;
   if (stream !== undefined) {
     const target = { report, records, signingTime: context.signingTime, level: context.options.compressionLevel, beforeSignature: fillSlot };
-    output.push({ name: executableName, streamed: true, code: { sealed: signing.sealed === true }, write: streamedWrite(bundle.executableEntry, stream, signing, target) });
+    output.push({ name: executableName, streamed: true, write: streamedWrite(bundle.executableEntry, stream, signing, target) });
   } else {
     await fillSlot();
     const result = await context.pool.sign(signing);
     if (signing.sealed === true) records.set(executableName, { kind: 'file', sha1: Buffer.from(result.sha1), sha256: Buffer.from(result.sha256) });
-    output.push({ name: executableName, code: { sealed: signing.sealed === true }, write: (writer) => writeSigned(context, writer, bundle.executableEntry, result, report) });
+    output.push({ name: executableName, write: (writer) => writeSigned(context, writer, bundle.executableEntry, result, report) });
   }
   output.push({ name: codeResourcesName, write: async (writer) => writeSmallEntry(writer, codeResourcesName, (await seal).bytes, style(codeResourcesName)) });
   return output;

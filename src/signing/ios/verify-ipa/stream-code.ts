@@ -10,9 +10,8 @@
 // with these page hashes. Should its code directory ask for hashes not taken here (another page
 // size, hash type or code limit), the caller reads the file whole and verifies again.
 import { createHash, hash } from 'node:crypto';
-import type { DataSource } from '../../data-source.ts';
-import { readContentChunks, type EntryData } from '../../zip/entry-content.ts';
-import type { ZipLimits } from '../../zip/limits.ts';
+import type { ZipEntry, ZipReader } from '../../zip/index.ts';
+import { readContentChunks } from '../../zip/entry-content.ts';
 import { digestSet, type HashType } from '../codesign/index.ts';
 import { FAT_MAGIC, FAT_MAGIC_64 } from '../macho/constants.ts';
 import { codeSignatureCommand } from '../macho/inspect.ts';
@@ -34,12 +33,8 @@ export interface StreamedCode {
   record: FileRecord | undefined;
 }
 
-/**
- * Undefined when the file is not a thin Mach-O file with a code signature command (read it whole
- * instead). `source` holds the entry's data where `entry` says (an archive, or an output still
- * being written: written-code.ts).
- */
-export async function streamCode(source: DataSource, entry: EntryData, limits: ZipLimits, wholeFile: boolean): Promise<StreamedCode | undefined> {
+/** Undefined when the file is not a thin Mach-O file with a code signature command (read it whole instead). */
+export async function streamCode(zip: ZipReader, entry: ZipEntry, wholeFile: boolean): Promise<StreamedCode | undefined> {
   const size = entry.uncompressedSize;
   const sha1 = wholeFile ? createHash('sha1') : undefined;
   const sha256 = wholeFile ? createHash('sha256') : undefined;
@@ -72,7 +67,7 @@ export async function streamCode(source: DataSource, entry: EntryData, limits: Z
     pendingLength = bytes.copy(pending, 0, at, take);
   };
   let position = 0;
-  for await (const chunk of readContentChunks(source, entry, limits, STREAM_CHUNK)) {
+  for await (const chunk of readContentChunks(zip.source, entry, zip.limits, STREAM_CHUNK)) {
     sha1?.update(chunk);
     sha256?.update(chunk);
     if (plan === undefined) {

@@ -17,7 +17,6 @@ import { readMachO } from '../resign/read-macho.ts';
 import { filesUnder, isInDsym, recordOf, scanEntries, type FileRecord, type ScanResult } from '../resign/scan.ts';
 import { profileProblems } from './profile-checks.ts';
 import { streamCode } from './stream-code.ts';
-import type { WrittenCodeChecks } from './written-code.ts';
 import type { BundleVerification, CodeVerification, IpaVerification } from './report.ts';
 
 export interface VerifyIpaOptions {
@@ -47,7 +46,7 @@ export async function verifyIpa(source: DataSource, options: VerifyIpaOptions = 
  * with the copied files' digests proved from the input). `problems`: found so far, not tied to
  * one bundle.
  */
-export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: ScanResult, found: string[], options: VerifyIpaOptions, written?: WrittenCodeChecks): Promise<IpaVerification> {
+export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: ScanResult, found: string[], options: VerifyIpaOptions): Promise<IpaVerification> {
   const now = options.now ?? new Date();
   const records = scan.records;
   const reports = new Map<BundleNode, BundleVerification>();
@@ -64,12 +63,6 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
   const codeFiles = layout.appFiles.filter((entry) => scan.machO.has(entry.name));
   // Large files stream past once, never held whole (stream-code.ts); the others are read whole.
   const streams = (entry: ZipEntry): boolean => entry.uncompressedSize >= (options.streamAbove ?? STREAM_ABOVE) && !isInDsym(entry.name);
-  // Every file is sealed by the bundle holding it, except the app's own executable (and each
-  // bundle's CodeResources): that one needs no digest, and is the largest.
-  const sealedFile = (entry: ZipEntry): boolean => entry !== layout.main.executableEntry;
-  // Files the signer's output was read back for while it was being written (written-code.ts).
-  const readBack = (entry: ZipEntry) => (isInDsym(entry.name) ? undefined : written?.lookup(entry, sealedFile(entry), zip.source));
-  const readBackCovers = (entry: ZipEntry): boolean => !isInDsym(entry.name) && written?.covers(entry, sealedFile(entry)) === true;
   // The files read whole are inflated ahead (on libuv's pool) while the main thread hashes and
   // checks the current one - including while a large file streams past - up to AHEAD_BYTES of
   // them at a time (each is below STREAM_ABOVE), so memory stays bounded.
@@ -79,7 +72,7 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
   const fetchAhead = (): void => {
     for (; toFetch < codeFiles.length; toFetch++) {
       const next = codeFiles[toFetch]!;
-      if (streams(next) || readBackCovers(next)) continue;
+      if (streams(next)) continue;
       if (aheadBytes > 0 && aheadBytes + next.uncompressedSize > AHEAD_BYTES) return;
       const bytes = readMachO(zip, next);
       // Awaited when its turn comes (its error is reported then); not an unhandled rejection meanwhile.
@@ -92,16 +85,16 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
   for (const entry of codeFiles) {
     // The previous file (up to the size of the executable) is garbage now: free it early.
     droppedBuffers(held);
-    const sealed = sealedFile(entry);
+    // Every file is sealed by the bundle holding it, except the app's own executable (and each
+    // bundle's CodeResources): that one needs no digest, and is the largest.
+    const sealed = entry !== layout.main.executableEntry;
     const pending = ahead.get(entry);
     if (pending !== undefined) {
       ahead.delete(entry);
       aheadBytes -= entry.uncompressedSize;
     }
     fetchAhead();
-    const early = readBack(entry);
-    let streamed = early === undefined ? undefined : await early;
-    if (streamed === undefined && streams(entry)) streamed = await streamCode(zip.source, entry, zip.limits, sealed);
+    const streamed = streams(entry) ? await streamCode(zip, entry, sealed) : undefined;
     let bytes = streamed?.standIn ?? (await (pending ?? readMachO(zip, entry)));
     held = streamed === undefined ? bytes.length : 0;
     if (sealed) records.set(entry.name, streamed?.record ?? recordOf(bytes));

@@ -22,15 +22,11 @@ import { ReadAheadSource } from '../resign/read-ahead.ts';
 import { scanEntries, type FileRecord } from '../resign/scan.ts';
 import type { IpaVerification } from './report.ts';
 import { verifyScanned, type VerifyIpaOptions } from './verify-ipa.ts';
-import type { WrittenCodeChecks } from './written-code.ts';
 
 const COMPARE_WINDOW = 1024 * 1024;
 
-/**
- * `output`: what resignIpaProved wrote from `input`, with the `proof` it returned. `written`: the
- * signed files read back while they were written (written-code.ts), if the caller did.
- */
-export async function verifyWritten(output: DataSource, input: DataSource, proof: ResignProof, options: VerifyIpaOptions = {}, written?: WrittenCodeChecks): Promise<IpaVerification> {
+/** `output`: what resignIpaProved wrote from `input`, with the `proof` it returned. */
+export async function verifyWritten(output: DataSource, input: DataSource, proof: ResignProof, options: VerifyIpaOptions = {}): Promise<IpaVerification> {
   // The re-sign's buffers are garbage now: let them go before the largest files are read back.
   collectBetweenPhases();
   const zip = await openIpa(output);
@@ -64,11 +60,7 @@ export async function verifyWritten(output: DataSource, input: DataSource, proof
   for (const name of [...proof.copied.keys(), ...proof.written]) if (!present.has(name)) problems.push(`${name} was written but is not in the output`);
   // The files the re-signer wrote: hashed (and Mach-O files found) from the output bytes.
   const rewritten = layout.appFiles.filter((e) => !proof.copied.has(e.name));
-  // Signed code already read back as it was written needs no sniffing here: it is checked as
-  // code from that read (or read again whole, should it not apply or not be a Mach-O file).
-  const readBack = new Set(rewritten.filter((e) => written?.covers(e, e !== layout.main.executableEntry) === true).map((e) => e.name));
-  const scan = await scanEntries(zip, rewritten.filter((e) => !readBack.has(e.name)));
-  for (const name of readBack) scan.machO.add(name);
+  const scan = await scanEntries(zip, rewritten);
   for (const [name, record] of scan.records) records.set(name, record);
   // A copied file of the app without digests would leave its seal unchecked: refuse.
   for (const entry of layout.appFiles) {
@@ -76,7 +68,7 @@ export async function verifyWritten(output: DataSource, input: DataSource, proof
   }
   // Copied Mach-O files are those the pass found not signable: sealed as resources (their
   // digests are proved above), with no code signature to check — as verifyIpa skips them.
-  return verifyScanned(zip, layout, { records, machO: scan.machO }, problems, options, written);
+  return verifyScanned(zip, layout, { records, machO: scan.machO }, problems, options);
 }
 
 function copiedEntryDiffers(entry: ZipEntry, copied: CopiedEntry): string | undefined {
