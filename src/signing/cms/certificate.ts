@@ -70,21 +70,30 @@ export function parseCertificate(der: Buffer): pkijs.Certificate {
   }
 }
 
-// The same few certificates (the signer, its chain, Apple's CAs) are described again and again in
-// one signing run: by the chain completion, by each code signature's checks and by the summary.
-// pkijs takes ~1-5 ms per certificate, so descriptions are kept per DER (a bounded number).
+// The same few certificates (the signer, its chain, Apple's CAs) are parsed again and again in one
+// signing run: by the chain completion, by each code signature's signing and checks (an app with
+// 21 Mach-O files parsed ~100 X509Certificates per run, ~10 ms) and by the summary. pkijs takes
+// ~1-5 ms per description. Both are kept per DER, a bounded number of each.
+const KEPT = 64;
 const described = new Map<string, CertificateInfo>();
-const DESCRIBED_KEPT = 64;
+const parsedX509 = new Map<string, X509Certificate>();
+
+function remember<T>(cache: Map<string, T>, key: string, value: T): T {
+  if (cache.size >= KEPT) cache.delete(cache.keys().next().value!);
+  cache.set(key, value);
+  return value;
+}
+
+/** node:crypto's view of a DER certificate (immutable, so one per certificate serves every caller); throws as its constructor does. */
+export function x509Of(der: Buffer): X509Certificate {
+  const key = der.toString('latin1');
+  return parsedX509.get(key) ?? remember(parsedX509, key, new X509Certificate(der));
+}
 
 /** Facts about a DER certificate (a fresh copy each call: callers may keep or change it). */
 export function describeCertificate(der: Buffer): CertificateInfo {
   const key = der.toString('latin1');
-  let info = described.get(key);
-  if (info === undefined) {
-    info = describeParsed(der);
-    if (described.size >= DESCRIBED_KEPT) described.delete(described.keys().next().value!);
-    described.set(key, info);
-  }
+  const info = described.get(key) ?? remember(described, key, describeParsed(der));
   return { ...info, notBefore: new Date(info.notBefore), notAfter: new Date(info.notAfter), caIssuers: [...info.caIssuers] };
 }
 
@@ -140,7 +149,7 @@ export function isExpired(certificate: Buffer | CertificateInfo, at: Date = new 
 
 function keyDetails(der: Buffer): Pick<CertificateInfo, 'keySize' | 'curve'> {
   try {
-    const details = new X509Certificate(der).publicKey.asymmetricKeyDetails ?? {};
+    const details = x509Of(der).publicKey.asymmetricKeyDetails ?? {};
     const curve = details.namedCurve;
     const curveBits: Record<string, number> = { prime256v1: 256, secp384r1: 384, secp521r1: 521, secp256k1: 256 };
     const out: Pick<CertificateInfo, 'keySize' | 'curve'> = {};

@@ -2,18 +2,35 @@
 // roots (used by the CMS verifier), and completing an Apple signing identity's chain up to Apple's
 // root (Apple embeds leaf + intermediate + root: kCMSCertificateChainWithRootOrFail; apps signed
 // without the full chain failed on A15 devices, ldid issue #5).
-import { X509Certificate } from 'node:crypto';
 import { SigningError } from '../errors.ts';
-import { certificateParts, describeCertificate } from './certificate.ts';
+import { certificateParts, describeCertificate, x509Of } from './certificate.ts';
 import { bundledAppleCertificates } from './apple-ca/index.ts';
 import { decodePem } from './der.ts';
 import type { Identity } from './identity.ts';
 
+// Both checks below verify a signature; every code signature of an app asks them of the same
+// chain, so their answers are kept per certificate (pair), a bounded number of them.
+const answers = new Map<string, boolean>();
+const ANSWERS_KEPT = 256;
+
+function remembered(key: string, check: () => boolean): boolean {
+  const known = answers.get(key);
+  if (known !== undefined) return known;
+  const answer = check();
+  if (answers.size >= ANSWERS_KEPT) answers.delete(answers.keys().next().value!);
+  answers.set(key, answer);
+  return answer;
+}
+
 /** True when `issuer` issued `subject`: names and key identifiers agree and the signature verifies. */
 export function isIssuedBy(subject: Buffer, issuer: Buffer): boolean {
+  return remembered(`issued\0${subject.toString('latin1')}\0${issuer.toString('latin1')}`, () => checkIssued(subject, issuer));
+}
+
+function checkIssued(subject: Buffer, issuer: Buffer): boolean {
   try {
-    const child = new X509Certificate(subject);
-    const parent = new X509Certificate(issuer);
+    const child = x509Of(subject);
+    const parent = x509Of(issuer);
     // OpenSSL X509_check_issued: issuer name == subject's issuer, AKI/SKI consistent, CA key usage.
     return child.checkIssued(parent) && child.verify(parent.publicKey);
   } catch {
@@ -27,9 +44,13 @@ export function isIssuedBy(subject: Buffer, issuer: Buffer): boolean {
  * upload keys, test identities) do not carry.
  */
 export function isSelfSigned(certificate: Buffer): boolean {
+  return remembered(`self\0${certificate.toString('latin1')}`, () => checkSelfSigned(certificate));
+}
+
+function checkSelfSigned(certificate: Buffer): boolean {
   try {
     const { subject, issuer } = certificateParts(certificate);
-    const cert = new X509Certificate(certificate);
+    const cert = x509Of(certificate);
     return subject.equals(issuer) && cert.verify(cert.publicKey);
   } catch {
     return false;

@@ -5,7 +5,7 @@ export { detectIdentityFormat, loadIdentity, type IdentityFormat, type LoadIdent
 export { readJks, recoverJksKey, type JksEntry } from './jks.ts';
 export { openPkcs12, type Pkcs12Bag, type Pkcs12Contents } from './pkcs12.ts';
 export { readCertificates } from './private-key.ts';
-export { certificateParts, describeCertificate, isExpired, type CertificateInfo } from './certificate.ts';
+export { certificateParts, describeCertificate, isExpired, x509Of, type CertificateInfo } from './certificate.ts';
 export { estimateSignatureSize, issuerAndSerialNumber, maxSignatureLength, signAttached, signDetached, type SignOptions, type SignedAttribute } from './cms-build.ts';
 export { appleCdHashAttributes, cdHashesPlist, estimateCodeSignatureSize, parseCdHashesPlist, signCodeDirectory, type CodeDirectoryHash, type CodeSignatureOptions } from './apple-code-signature.ts';
 export { signJarSignatureBlock, type JarSignatureOptions } from './jar-signature.ts';

@@ -1,9 +1,9 @@
 // Checks the CMS blob (slot 0x10000) of a code signature: a detached SignedData over the primary
 // CodeDirectory (Security signer.cpp signCodeDirectoryWithIdentity; ios-signing.md §9).
 // src/signing/cms parses (keeping original bytes); node:crypto verifies, synchronously.
-import { X509Certificate, createHash, verify as cryptoVerify } from 'node:crypto';
+import { createHash, verify as cryptoVerify, type X509Certificate } from 'node:crypto';
 import * as asn1js from 'asn1js';
-import { digestFromOid, isSelfSigned, OID, parseSignedData, type ParsedSignedData } from '../../cms/index.ts';
+import { digestFromOid, isSelfSigned, OID, parseSignedData, x509Of, type ParsedSignedData } from '../../cms/index.ts';
 import { parseXmlPlist } from '../../plist/index.ts';
 import type { HashType } from './digest.ts';
 
@@ -47,7 +47,7 @@ export function verifyCodeSignatureCms(der: Buffer, directories: readonly CmsDir
 
   let certs: X509Certificate[];
   try {
-    certs = signed.certificates.map((c) => new X509Certificate(c));
+    certs = signed.certificates.map((c) => x509Of(c));
   } catch (error) {
     return problem(`CMS certificate cannot be parsed: ${(error as Error).message}`);
   }
@@ -125,7 +125,7 @@ function checkChain(leaf: X509Certificate, certs: X509Certificate[], trustedRoot
   report.chainDer.push(current.raw);
   for (let depth = 0; depth < 8; depth++) {
     if (isSelfSigned(current.raw)) {
-      if (trustedRoots.length > 0 && !trustedRoots.some((root) => new X509Certificate(root).fingerprint256 === current.fingerprint256)) {
+      if (trustedRoots.length > 0 && !trustedRoots.some((root) => x509Of(root).fingerprint256 === current.fingerprint256)) {
         report.problems.push(`chain ends at an untrusted root: ${current.subject.replaceAll('\n', ', ')}`);
       }
       return;

@@ -4,10 +4,10 @@
 //   certificate 1[field.1.2.840.113635.100.6.2.1] exists   (ios-signing.md §7 golden bytes)
 // - any other chain: identifier "<id>" and certificate <n> = H"<sha1>", where <n> is the highest
 //   certificate still carrying the leaf's Organization ("root" when that is the anchor).
-import { X509Certificate, createHash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
-import { isSelfSigned } from '../../cms/index.ts';
+import { isSelfSigned, x509Of } from '../../cms/index.ts';
 import { SigningError } from '../../errors.ts';
 import { ANCHOR_CERT, LEAF_CERT, oidBytes, type Expr } from './requirements.ts';
 
@@ -39,7 +39,7 @@ export function appleDesignatedRequirement(identifier: string, leafCommonName: s
  */
 export function designatedRequirementFor(identifier: string, chain: readonly Buffer[]): Expr {
   if (chain.length === 0) throw new SigningError('certificate_chain_incomplete', 'No certificate to build a designated requirement from');
-  const certs = chain.map((der) => new X509Certificate(der));
+  const certs = chain.map((der) => x509Of(der));
   const anchor = certs[certs.length - 1]!;
   const anchorSha1 = createHash('sha1').update(chain[chain.length - 1]!).digest('hex');
   if (APPLE_ANCHOR_SHA1.has(anchorSha1) && certs.length >= 2 && hasExtension(chain[1]!, IOS_DEVELOPER_MARKER_OID)) {

@@ -1,9 +1,8 @@
 // Turns a signing identity into what signMachO needs: team id (leaf subject OU, as codesign
 // takes it), the designated requirement for the chain, and the CMS producer (src/signing/cms
 // builds the SignedData with Apple's attributes; ios-signing.md §9).
-import { X509Certificate } from 'node:crypto';
 import { SigningError } from '../../errors.ts';
-import { estimateCodeSignatureSize, isIssuedBy, isSelfSigned, signCodeDirectory, type CodeDirectoryHash } from '../../cms/index.ts';
+import { estimateCodeSignatureSize, isIssuedBy, isSelfSigned, signCodeDirectory, x509Of, type CodeDirectoryHash } from '../../cms/index.ts';
 import type { Identity } from '../../cms/index.ts';
 import { designatedRequirementFor } from './designated-requirement.ts';
 import type { HashType } from './digest.ts';
@@ -17,12 +16,12 @@ export interface IdentitySignerOptions {
 }
 
 export function identityCodeSigner(identity: Identity, options: IdentitySignerOptions = {}): CodeSigner {
-  const leaf = new X509Certificate(identity.certificate);
+  const leaf = x509Of(identity.certificate);
   const chain = orderedChain(identity);
   const signingTime = options.signingTime ?? new Date();
   const teamId = options.teamId ?? subjectField(leaf.subject, 'OU');
   // Apple's kCMSCertificateChainWithRootOrFail: the CMS must carry the chain up to the root.
-  const top = new X509Certificate(chain[chain.length - 1]!);
+  const top = x509Of(chain[chain.length - 1]!);
   if (!isSelfSigned(chain[chain.length - 1]!)) {
     throw new SigningError('certificate_chain_incomplete', `The chain of "${subjectField(leaf.subject, 'CN') ?? leaf.subject}" stops at "${subjectField(top.subject, 'CN') ?? top.subject}"; add the intermediate and root certificates`);
   }

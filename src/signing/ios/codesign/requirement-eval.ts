@@ -2,9 +2,10 @@
 // reqinterp.cpp, the subset codesign writes for iOS identities): identifier, anchor apple
 // generic, certificate fields, certificate extensions, anchor hashes, and/or/not. Anything else
 // yields "undecided" rather than a guess.
-import { X509Certificate, createHash } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
+import { x509Of } from '../../cms/index.ts';
 import { ANCHOR_CERT, oidText, type Expr, type MatchOp } from './requirements.ts';
 import { APPLE_ANCHOR_SHA1 } from './designated-requirement.ts';
 
@@ -56,7 +57,7 @@ export function evaluateRequirement(expr: Expr, context: RequirementContext, dep
       if (!der) return false;
       const [scope, key] = expr.field.split('.');
       if ((scope !== 'subject' && scope !== 'issuer') || key === undefined) return 'undecided';
-      const x509 = new X509Certificate(der);
+      const x509 = x509Of(der);
       const value = (scope === 'subject' ? x509.subject : x509.issuer).split('\n').find((line) => line.startsWith(`${key}=`))?.slice(key.length + 1);
       return match(expr.match, value === undefined ? undefined : Buffer.from(value, 'utf8'));
     }

@@ -1,7 +1,6 @@
 // Reads what an existing code signature says, without verifying it: the entitlements the app was
 // signed with (the input of ios-signing.md §13's transfer rules) and the signer's certificate.
-import { X509Certificate } from 'node:crypto';
-import { parseSignedData } from '../../cms/index.ts';
+import { parseSignedData, x509Of } from '../../cms/index.ts';
 import type { PlistDict } from '../../plist/index.ts';
 import { CSMAGIC_BLOBWRAPPER, CSSLOT_DER_ENTITLEMENTS, CSSLOT_ENTITLEMENTS, CSSLOT_SIGNATURESLOT } from '../codesign/constants.ts';
 import { readEntitlements } from '../codesign/entitlements.ts';
@@ -46,7 +45,7 @@ export function signerCertificate(bytes: Buffer): Buffer | undefined {
   try {
     const signed = parseSignedData(wrapper.subarray(8));
     const sid = signed.signerInfos[0]?.sid;
-    const certificates = signed.certificates.map((der) => ({ der, x509: new X509Certificate(der) }));
+    const certificates = signed.certificates.map((der) => ({ der, x509: x509Of(der) }));
     if (sid !== undefined && 'serialNumber' in sid) {
       const serial = Buffer.from(sid.serialNumber).toString('hex').replace(/^0+/, '').toUpperCase();
       const match = certificates.find((c) => c.x509.serialNumber.replace(/^0+/, '').toUpperCase() === serial);
