@@ -33,7 +33,11 @@ export function startWorker(domain: Domain, options: { logger: Logger; signers?:
     queue,
     blobs,
     signers: [
-      ...(options.signers ?? productionSigners((pool = new SignerPool({ threads: config.workerConcurrency, settings: domain.signingSettings })).run)),
+      // describeApp false: an APK task keeps the identity its upload was inspected for (the task
+      // worker's fallback when the signer reports none). Android signing changes no byte of the
+      // manifest or resources, so reading it back from the output gave the same answer again for
+      // ~70 ms per 191 MiB APK task (timed in bench/apk.ts's server).
+      ...(options.signers ?? productionSigners((pool = new SignerPool({ threads: config.workerConcurrency, settings: domain.signingSettings, describeApp: false })).run)),
       // In-process: it calls App Store Connect and reads developer accounts from the database.
       new SuperTaskSigner({ db, accounts: domain.developerAccounts, engine: domain.deviceSigner }),
     ],

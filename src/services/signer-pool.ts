@@ -12,7 +12,7 @@ import { Piscina } from 'piscina';
 import { AppError, type ServiceErrorCode } from '../errors.ts';
 import { SIGNING_ERRORS, SigningError, type SigningErrorCode } from '../signing/errors.ts';
 import { FileSource, type DataSource } from '../signing/data-source.ts';
-import type { SignPackageRequest, SignSummary, SigningSettings } from '../signing/pipeline/types.ts';
+import type { SignEnv, SignPackageRequest, SignSummary, SigningSettings } from '../signing/pipeline/types.ts';
 import { serveSource } from '../storage/source-port.ts';
 import type { ThreadOutcome, ThreadRequest } from './signer-thread.ts';
 
@@ -25,10 +25,14 @@ export type RunSignPackage = (request: SignPackageRequest, input: DataSource, ou
 export class SignerPool {
   private readonly pool: Piscina;
 
-  constructor(options: { threads: number; idleTimeoutMs?: number; settings?: SigningSettings }) {
+  /**
+   * `describeApp: false`: an APK's summary carries no app identity (the pipeline's SignEnv option,
+   * which skips reading it back from the output); for callers that already hold it.
+   */
+  constructor(options: { threads: number; idleTimeoutMs?: number; settings?: SigningSettings; describeApp?: boolean }) {
     this.pool = new Piscina({
       filename: new URL('./signer-thread.ts', import.meta.url).href,
-      workerData: options.settings ?? {},
+      workerData: { ...options.settings, ...(options.describeApp === undefined ? {} : { describeApp: options.describeApp }) } satisfies SignEnv,
       minThreads: 0,
       maxThreads: Math.max(1, options.threads),
       idleTimeout: options.idleTimeoutMs ?? 30_000,

@@ -1,7 +1,7 @@
 // Runs inside a SignerPool thread: the one signing pipeline (signPackageToFile) with the settings
-// the pool was started with (piscina workerData: CA certificates, Mach-O threads), returning the
-// outcome as plain data (class identity and `code` would not survive structured cloning of a
-// thrown error). The input is the blob where it is stored: a file on disk is opened here, any
+// the pool was started with (piscina workerData: CA certificates, Mach-O threads, describeApp),
+// returning the outcome as plain data (class identity and `code` would not survive structured
+// cloning of a thrown error). The input is the blob where it is stored: a file on disk is opened here, any
 // other source (S3 range GETs) is read through a MessagePort from the caller's DataSource; only
 // the output is a local file.
 import type { MessagePort } from 'node:worker_threads';
@@ -9,7 +9,7 @@ import { workerData } from 'piscina';
 import { errorCodeOf } from '../errors.ts';
 import { FileSource, type DataSource } from '../signing/data-source.ts';
 import { signPackageToFile } from '../signing/pipeline/sign-package.ts';
-import type { SignPackageRequest, SignSummary, SigningSettings } from '../signing/pipeline/types.ts';
+import type { SignEnv, SignPackageRequest, SignSummary } from '../signing/pipeline/types.ts';
 import { PortSource } from '../storage/source-port.ts';
 
 export interface ThreadRequest {
@@ -21,7 +21,8 @@ export interface ThreadRequest {
 
 export type ThreadOutcome = { ok: true; summary: SignSummary } | { ok: false; code: string | null; message: string; details?: Record<string, unknown> };
 
-const settings = (workerData ?? {}) as SigningSettings;
+/** The pool's settings, and whether an APK's identity is read back (SignerPool's describeApp). */
+const settings = (workerData ?? {}) as SignEnv;
 
 export default async function sign(message: ThreadRequest): Promise<ThreadOutcome> {
   const { input } = message;

@@ -62,18 +62,24 @@ export class DiskBlobStore implements BlobStore {
 
   async adoptFile(localPath: string, key: string, options: AdoptOptions = {}): Promise<PutResult> {
     const target = this.#path(key);
+    // The adopted file keeps the store's permissions whoever created it (set first, so that the
+    // fsync below covers it too).
+    await fs.chmod(localPath, 0o600);
+    // Durable before it becomes visible, like put's flushed temp file. The fsync runs while the
+    // file is hashed rather than after it: the hash reads the page cache while the fsync waits on
+    // the disk (a 191 MiB signed APK in the task worker: ~0.16 s hashing then ~0.08 s fsync one
+    // after the other; ~0.17 s together, timed in bench/apk.ts's server).
+    const syncing = syncFile(localPath);
     // One read for the hash (and the size limit) into one reused buffer: no second copy of the
     // bytes is written, and a 2 GiB file leaves no garbage buffers for the GC to catch up with.
-    const result = options.sha256 ? await sizeOf(localPath, options, options.sha256) : await hashFile(localPath, options);
-    // The adopted file keeps the store's permissions whoever created it.
-    await fs.chmod(localPath, 0o600);
-    // Durable before it becomes visible, like put's flushed temp file.
-    const handle = await fs.open(localPath, 'r');
+    let result: PutResult;
     try {
-      await handle.sync();
-    } finally {
-      await handle.close();
+      result = options.sha256 ? await sizeOf(localPath, options, options.sha256) : await hashFile(localPath, options);
+    } catch (error) {
+      await syncing.catch(() => {});
+      throw error;
     }
+    await syncing;
     await fs.mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
     try {
       await fs.rename(localPath, target);
@@ -142,6 +148,16 @@ export class DiskBlobStore implements BlobStore {
     // property that matters (the file is inside the root) against any future key-rule change.
     if (!file.startsWith(this.#root + path.sep)) throw new AppError('invalid_request', `invalid blob key "${key}"`);
     return file;
+  }
+}
+
+/** fsync(2) of a file's data and metadata. */
+async function syncFile(file: string): Promise<void> {
+  const handle = await fs.open(file, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
 }
 

@@ -42,6 +42,13 @@ describe('SignerPool', () => {
     // port; the output is the same bytes.
     const viaPort = await pool.run({ platform: 'android', keystore, password: 'password' }, new BufferSource(readFileSync(apksigFixture('golden/original.apk'))), path.join(dir, 'port.apk'), signal());
     assert.deepEqual(viaPort, summary);
+    assert.equal(summary.app.bundleId, 'android.appsecurity.cts.tinyapp');
+    // The service's pool does not read the APK's identity back (the task has it from its upload).
+    const undescribed = new SignerPool({ threads: 1, describeApp: false });
+    pools.push(undescribed);
+    const bare = await undescribed.run({ platform: 'android', keystore, password: 'password' }, await open(apksigFixture('golden/original.apk')), path.join(dir, 'undescribed.apk'), signal());
+    assert.deepEqual(bare.app, { bundleId: null, name: null, version: null, build: null });
+    assert.deepEqual(bare.verification, summary.verification);
     assert.ok(readFileSync(path.join(dir, 'port.apk')).equals(readFileSync(path.join(dir, 'ok.apk'))));
     // A read failing where the package is stored fails the run with that error and its code.
     const reset = Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' });
