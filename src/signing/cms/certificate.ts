@@ -74,11 +74,15 @@ export function parseCertificate(der: Buffer): pkijs.Certificate {
 // signing run: by the chain completion, by each code signature's signing and checks (an app with
 // 21 Mach-O files parsed ~100 X509Certificates per run, ~10 ms) and by the summary. pkijs takes
 // ~1-5 ms per description. Both are kept per DER, a bounded number of each.
+// A server keeps these for good, and old signatures of uploaded apps carry certificates of any
+// size: only ordinary ones (real certificates are 1-2 KiB) are kept.
 const KEPT = 64;
+const KEPT_SIZE = 16 * 1024;
 const described = new Map<string, CertificateInfo>();
 const parsedX509 = new Map<string, X509Certificate>();
 
 function remember<T>(cache: Map<string, T>, key: string, value: T): T {
+  if (key.length > KEPT_SIZE) return value;
   if (cache.size >= KEPT) cache.delete(cache.keys().next().value!);
   cache.set(key, value);
   return value;
