@@ -33,6 +33,8 @@ import { startServicePath, type ServiceMeasure, type ServicePath } from './servi
 const run = promisify(execFile);
 const MiB = 1024 * 1024;
 const RUNS = Number(process.env.SIGNET_BENCH_RUNS ?? 3);
+// Medians of no runs would be nothing: say so rather than print NaN or crash.
+if (!Number.isInteger(RUNS) || RUNS < 1) throw new Error(`SIGNET_BENCH_RUNS must be a whole number of runs, 1 or more (got ${process.env.SIGNET_BENCH_RUNS})`);
 const repoRoot = path.resolve(import.meta.dirname, '..');
 
 if (process.argv[2] === '--engine-child') {

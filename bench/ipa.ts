@@ -50,6 +50,8 @@ const repoRoot = path.resolve(import.meta.dirname, '..');
 const MiB = 1024 * 1024;
 const PAGE_SIZE = 16 * 1024;
 const RUNS = Number(process.env.BENCH_RUNS ?? 3);
+// Medians of no runs would be nothing: say so rather than print NaN or crash.
+if (!Number.isInteger(RUNS) || RUNS < 1) throw new Error(`BENCH_RUNS must be a whole number of runs, 1 or more (got ${process.env.BENCH_RUNS})`);
 const SCALE = Number(process.env.BENCH_SCALE ?? 0.5);
 const APPS = (process.env.BENCH_APPS ?? 'random,code').split(',') as Array<'random' | 'code'>;
 const exec = promisify(execFile);

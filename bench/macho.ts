@@ -16,6 +16,8 @@ import { testPki } from '../test/support/pki.ts';
 
 const SIZE = 80 * 1024 * 1024;
 const RUNS = Number(process.env.BENCH_RUNS ?? 7);
+// Medians of no runs would be nothing: say so rather than print NaN or crash.
+if (!Number.isInteger(RUNS) || RUNS < 1) throw new Error(`BENCH_RUNS must be a whole number of runs, 1 or more (got ${process.env.BENCH_RUNS})`);
 
 if (needsToolchain().skip) {
   console.error('bench:macho needs clang and ld64.lld to generate the executable');
