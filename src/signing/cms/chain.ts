@@ -3,30 +3,19 @@
 // root (Apple embeds leaf + intermediate + root: kCMSCertificateChainWithRootOrFail; apps signed
 // without the full chain failed on A15 devices, ldid issue #5).
 import { SigningError } from '../errors.ts';
+import { CertificateMemo } from './certificate-memo.ts';
 import { certificateParts, describeCertificate, x509Of } from './certificate.ts';
 import { bundledAppleCertificates } from './apple-ca/index.ts';
 import { decodePem } from './der.ts';
 import type { Identity } from './identity.ts';
 
 // Both checks below verify a signature; every code signature of an app asks them of the same
-// chain, so their answers are kept per certificate (pair), a bounded number of them.
-const answers = new Map<string, boolean>();
-const ANSWERS_KEPT = 256;
-
-function remembered(key: string, check: () => boolean): boolean {
-  const known = answers.get(key);
-  if (known !== undefined) return known;
-  const answer = check();
-  // Only ordinary certificates (1-2 KiB each) are kept: uploaded apps' old signatures carry any.
-  if (key.length > 32 * 1024) return answer;
-  if (answers.size >= ANSWERS_KEPT) answers.delete(answers.keys().next().value!);
-  answers.set(key, answer);
-  return answer;
-}
+// chain, so their answers are kept per certificate (pair).
+const answers = new CertificateMemo<boolean>(256, 32 * 1024);
 
 /** True when `issuer` issued `subject`: names and key identifiers agree and the signature verifies. */
 export function isIssuedBy(subject: Buffer, issuer: Buffer): boolean {
-  return remembered(`issued\0${subject.toString('latin1')}\0${issuer.toString('latin1')}`, () => checkIssued(subject, issuer));
+  return answers.get(`issued\0${subject.toString('latin1')}\0${issuer.toString('latin1')}`, () => checkIssued(subject, issuer));
 }
 
 function checkIssued(subject: Buffer, issuer: Buffer): boolean {
@@ -46,7 +35,7 @@ function checkIssued(subject: Buffer, issuer: Buffer): boolean {
  * upload keys, test identities) do not carry.
  */
 export function isSelfSigned(certificate: Buffer): boolean {
-  return remembered(`self\0${certificate.toString('latin1')}`, () => checkSelfSigned(certificate));
+  return answers.get(`self\0${certificate.toString('latin1')}`, () => checkSelfSigned(certificate));
 }
 
 function checkSelfSigned(certificate: Buffer): boolean {

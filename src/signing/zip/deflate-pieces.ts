@@ -45,8 +45,18 @@ export interface DeflatePiecesOptions {
 export function levelKeepingRatio(sample: Buffer, options: DeflatePiecesOptions): number {
   if (options.targetRatio === undefined || sample.length === 0 || options.level <= 1) return options.level;
   const fast = deflateRawSync(sample, { level: 1 }).length;
-  if (fast <= sample.length * options.targetRatio * 1.01 + 64) return 1;
-  return fast <= deflateRawSync(sample, { level: options.level }).length * 1.01 + 64 ? 1 : options.level;
+  if (keepsRatio(fast, sample.length, options.targetRatio)) return 1;
+  return nearlyAsSmall(fast, deflateRawSync(sample, { level: options.level }).length) ? 1 : options.level;
+}
+
+/** Level 1's `fast` bytes keep the input's ratio on `length` bytes (within 1 %, plus the flush's few bytes). */
+function keepsRatio(fast: number, length: number, targetRatio: number): boolean {
+  return fast <= length * targetRatio * 1.01 + 64;
+}
+
+/** Level 1's `fast` bytes come within 1 % of the asked level's `slow` ones. */
+function nearlyAsSmall(fast: number, slow: number): boolean {
+  return fast <= slow * 1.01 + 64;
 }
 
 /**
@@ -71,9 +81,9 @@ async function firstPiece(piece: Buffer, final: boolean, options: DeflatePiecesO
   const keep = (deflated: Buffer): Buffer => (compressible(piece) ? deflated : storedBlocks(piece, final));
   const flush = { finishFlush: final ? zlib.Z_FINISH : zlib.Z_SYNC_FLUSH, chunkSize: PIECE_OUTPUT_CHUNK };
   const fast = await deflateRawAsync(piece, { level: 1, ...flush });
-  if (fast.length <= piece.length * options.targetRatio * 1.01 + 64) return { level: 1, out: keep(fast) };
+  if (keepsRatio(fast.length, piece.length, options.targetRatio)) return { level: 1, out: keep(fast) };
   const slow = await deflateRawAsync(piece, { level: options.level, ...flush });
-  return fast.length <= slow.length * 1.01 + 64 ? { level: 1, out: keep(fast) } : { level: options.level, out: keep(slow) };
+  return nearlyAsSmall(fast.length, slow.length) ? { level: 1, out: keep(fast) } : { level: options.level, out: keep(slow) };
 }
 
 /** The deflate stream of `data`, in order, compressing up to 4 pieces at once as it reads. */
