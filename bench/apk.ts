@@ -10,9 +10,10 @@
 // signing, and the verification of the output that `signet sign` always does before keeping it)
 // against the `apksigner sign` process, each under GNU time (wall, user+sys CPU, peak RSS =
 // VmHWM of the child). The runs alternate, after one unmeasured warm-up each (page cache, Node's
-// compile cache, the JVM's class data), so that machine load treats both alike; medians are
-// reported. The service path (bench/service-path.ts) is timed in the same runs: a `bin/signet
-// serve` child, started once, given the same key as an android certificate; per run, upload →
+// compile cache, the JVM's class data), so that machine load treats both alike, and each row
+// starts with the earlier rows' writes flushed (flush-writes.ts); medians are reported. The
+// service path (bench/service-path.ts) is timed in the same runs: a `bin/signet serve` child,
+// started once, given the same key as an android certificate; per run, upload →
 // enterprise task → `succeeded`: the wall time, the server's CPU over it, and its peak RSS since
 // it started. For diagnosis only, a further row times the signing engine alone in a bare process
 // (no CLI, no verification); it is not part of the ratio.
@@ -28,6 +29,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { crc32, deflateRawSync } from 'node:zlib';
+import { flushWrites } from './flush-writes.ts';
 import { startServicePath, type ServiceMeasure, type ServicePath } from './service-path.ts';
 
 const run = promisify(execFile);
@@ -174,6 +176,7 @@ interface Measure {
 
 /** Runs a command under GNU time (wall clock %e, user %U + system %S CPU, peak RSS %M in KiB). */
 async function timed(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<Measure> {
+  flushWrites();
   const { stderr } = await run('/usr/bin/time', ['-f', 'SIGNET_TIME %e %U %S %M', command, ...args], { maxBuffer: 64 * MiB, env });
   const match = /SIGNET_TIME ([\d.]+) ([\d.]+) ([\d.]+) (\d+)/.exec(stderr);
   if (match === null) throw new Error(`no timing from ${command}: ${stderr}`);

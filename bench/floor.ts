@@ -11,7 +11,8 @@
 //        bundle (frameworks), CRC-32 of the new content, and recompression at level 1 (the ratio
 //        of a `zip -1` input) of those the input deflated, in independent 4 MiB pieces (as pigz
 //        does) so both cores share a large file; stored ones stay stored, and so do those the
-//        input's deflate shrank by less than 0.5 % (random or packed code: the ratio is kept).
+//        input's deflate shrank by less than 0.5 % (random or packed code: the ratio is kept);
+//        within the others, a piece whose first 4 KiB do not shrink is written as stored blocks.
 //   apk: SHA-256 of every entry's content (v1 manifest) and the v2/v3 chunked content digest
 //        (SHA-256 of each 1 MiB chunk of the entries, central directory and EoCD), once: v2 and
 //        v3 with the same algorithm share it. Nothing is recompressed (entries are copied raw).
@@ -26,7 +27,9 @@ import { crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
 
 const PAGE = 4096;
 const CHUNK = 1024 * 1024;
-const PIECE = 4 * 1024 * 1024;
+const PIECE = 256 * 1024;
+const SAMPLE = 4 * 1024;
+const MAX_STORED = 65535;
 
 type Kind = 'ios' | 'apk';
 interface Entry {
@@ -141,8 +144,29 @@ function worker(kind: Kind, bytes: Buffer): { run: (task: Task) => { rewrites: M
 
 function deflatePiece(piece: Uint8Array, method: number): Uint8Array {
   // Stored stays stored; a deflated entry is recompressed at level 1 in independent pieces,
-  // each ended by a full flush so they concatenate into one valid stream.
-  return method === 0 ? piece : deflateRawSync(piece, { level: 1, finishFlush: 3 /* Z_FULL_FLUSH */ });
+  // each ended by a full flush so they concatenate into one valid stream. A piece whose first
+  // 4 KiB do not shrink at level 1 (random or packed code, which `zip -1` deflates when headers
+  // and padding save it a percent) becomes stored blocks, a copy: deflating it would only cost
+  // time — the re-signer's rule too (src/signing/zip/deflate-pieces.ts).
+  if (method === 0) return piece;
+  const sample = piece.subarray(0, SAMPLE);
+  if (deflateRawSync(sample, { level: 1 }).length >= sample.length * 0.98) return storedBlocks(piece);
+  return deflateRawSync(piece, { level: 1, finishFlush: 3 /* Z_FULL_FLUSH */ });
+}
+
+/** RFC 1951 §3.2.4 stored blocks (not final: a full flush ends the other pieces alike). */
+function storedBlocks(piece: Uint8Array): Uint8Array {
+  const out = Buffer.allocUnsafe(piece.length + Math.max(1, Math.ceil(piece.length / MAX_STORED)) * 5);
+  let at = 0;
+  for (let from = 0; from < piece.length || at === 0; from += MAX_STORED) {
+    const length = Math.min(MAX_STORED, piece.length - from);
+    out[at] = 0;
+    out.writeUInt16LE(length, at + 1);
+    out.writeUInt16LE(~length & 0xffff, at + 3);
+    out.set(piece.subarray(from, from + length), at + 5);
+    at += 5 + length;
+  }
+  return out;
 }
 
 async function parallel(kind: Kind, shared: SharedArrayBuffer, tasks: Task[], threads: number, rewritten: Map<string, Uint8Array[]>): Promise<void> {

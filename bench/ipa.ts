@@ -14,7 +14,8 @@
 // BENCH_APPS=random,code picks the apps; BENCH_RUNS (default 3) the runs, medians reported.
 //
 // Rows (each in its own process, so peak RSS is that process's alone; runs alternate so that
-// load from other processes hits all alike):
+// load from other processes hits all alike, and each starts with the earlier rows' writes
+// flushed, flush-writes.ts):
 //   floor ×1 / ×2 — bench/floor.ts: read, inflate each entry once, SHA-1 + SHA-256 of every
 //                   resource, page hashes of the code, CRC and recompression of what is rewritten,
 //                   write; on one core, then over both (worker_threads).
@@ -43,6 +44,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } 
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { flushWrites } from './flush-writes.ts';
 import { startServicePath, type ServicePath } from './service-path.ts';
 
 const self = fileURLToPath(import.meta.url);
@@ -226,6 +228,7 @@ function median(values: Measure[]): Measure {
 
 /** Runs a command under GNU time (wall %e, user %U + system %S CPU, peak RSS %M KiB of the process). */
 async function timed(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<Measure> {
+  flushWrites();
   const { stderr } = await exec('/usr/bin/time', ['-f', 'SIGNET_TIME %e %U %S %M', command, ...args], { maxBuffer: 64 * MiB, env });
   const match = /SIGNET_TIME ([\d.]+) ([\d.]+) ([\d.]+) (\d+)/.exec(stderr);
   if (match === null) throw new Error(`no timing from ${command}: ${stderr}`);

@@ -27,6 +27,7 @@ import { pipeline } from 'node:stream/promises';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import { streamUpload } from '../test/support/api-client.ts';
+import { flushWrites } from './flush-writes.ts';
 
 const exec = promisify(execFile);
 /** How often the task is polled: the wall figure is late by at most this (the SSE stream polls at 500 ms). */
@@ -115,6 +116,7 @@ export async function startServicePath(repoRoot: string, env: NodeJS.ProcessEnv,
     const idleRss = peakRssOf(child.pid!);
     let lastTask: string | undefined;
     const measure = async (file: string): Promise<ServiceMeasure> => {
+      flushWrites();
       const cpu0 = cpuTicks(child.pid!);
       const start = performance.now();
       const upload = await streamUpload(url, key, path.basename(file), statSync(file).size, createReadStream(file));

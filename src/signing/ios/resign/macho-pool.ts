@@ -1,7 +1,6 @@
 // Runs Mach-O signing jobs: on a piscina worker pool (one thread per core; page hashing and the
 // CMS are CPU-bound JavaScript) or in-process (tests, tiny apps). Inputs are transferred to the
 // worker, results transferred back.
-import { Piscina } from 'piscina';
 import { runMachOJob, type MachOJob, type MachOJobResult } from './macho-job.ts';
 
 export interface MachOSignerPool {
@@ -19,14 +18,19 @@ export function inProcessPool(): MachOSignerPool {
 }
 
 export function workerPool(threads: number): MachOSignerPool {
-  const pool = new Piscina({
-    filename: new URL('./macho-worker.ts', import.meta.url).href,
-    // Started at once: a worker takes ~0.35 s to load the engine, which then overlaps the
-    // scanning that precedes the first signing job.
-    minThreads: threads,
-    maxThreads: threads,
-    idleTimeout: 1000,
-  });
+  // piscina is loaded here, not on import: most apps are signed in-process, and `signet sign`
+  // would otherwise load it (~15 ms) for nothing.
+  const started = import('piscina').then(
+    ({ Piscina }) =>
+      new Piscina({
+        filename: new URL('./macho-worker.ts', import.meta.url).href,
+        // Started at once: a worker takes ~0.35 s to load the engine, which then overlaps the
+        // scanning that precedes the first signing job.
+        minThreads: threads,
+        maxThreads: threads,
+        idleTimeout: 1000,
+      }),
+  );
   return {
     concurrency: threads,
     sign: async (job) => {
@@ -34,8 +38,8 @@ export function workerPool(threads: number): MachOSignerPool {
       // zlib's one-chunk output has one); a view into a shared pool is copied first.
       const own = job.bytes.byteOffset === 0 && job.bytes.buffer.byteLength - job.bytes.byteLength <= 16;
       const bytes = own ? job.bytes : new Uint8Array(job.bytes);
-      return (await pool.run({ ...job, bytes }, { transferList: [bytes.buffer as ArrayBuffer] })) as MachOJobResult;
+      return (await (await started).run({ ...job, bytes }, { transferList: [bytes.buffer as ArrayBuffer] })) as MachOJobResult;
     },
-    close: () => pool.destroy(),
+    close: async () => (await started).destroy(),
   };
 }
