@@ -12,6 +12,7 @@ import { readContentChunks } from '../../zip/entry-content.ts';
 import type { BundleFile } from '../code-resources/index.ts';
 import { ReadAheadSource } from './read-ahead.ts';
 import { isMachO } from '../macho/parse.ts';
+import { PathIndex } from './path-index.ts';
 
 export type FileRecord =
   | { readonly kind: 'file'; readonly sha1: Buffer; readonly sha256: Buffer }
@@ -95,14 +96,21 @@ async function hashEntry(zip: ZipReader, entry: ZipEntry, sniff: boolean, source
   return { kind: 'file', sha1: sha1.digest(), sha256: sha256.digest() };
 }
 
-/** The records under a bundle's `dir`, as the paths relative to it that CodeResources seals. */
-export function filesUnder(records: ReadonlyMap<string, FileRecord>, dir: string): BundleFile[] {
+/**
+ * The records under a bundle's `dir`, as the paths relative to it that CodeResources seals.
+ * `index`: the records' paths, when every bundle of a complete set is asked (path-index.ts).
+ */
+export function filesUnder(records: ReadonlyMap<string, FileRecord>, dir: string, index?: PathIndex): BundleFile[] {
   const files: BundleFile[] = [];
-  for (const [name, record] of records) {
-    if (!name.startsWith(dir)) continue;
+  const add = (name: string, record: FileRecord): void => {
     const path = name.slice(dir.length);
     files.push(record.kind === 'symlink' ? { kind: 'symlink', path, target: record.target } : { kind: 'file', path, sha1: record.sha1, sha256: record.sha256 });
+  };
+  if (index !== undefined) {
+    for (const name of index.under(dir)) add(name, records.get(name)!);
+    return files;
   }
+  for (const [name, record] of records) if (name.startsWith(dir)) add(name, record);
   return files;
 }
 
@@ -174,6 +182,7 @@ export function startScan(zip: ZipReader, entries: readonly ZipEntry[], records:
   // Entries are taken in the caller's order (the re-signer puts leaf bundles' files first, so
   // their signing can start early). The lanes take neighbouring entries, so they share one
   // read-ahead window: with one window each, both would read nearly every byte.
+  const paths = new PathIndex(settled.keys());
   const lanes = Math.min(SCAN_LANES, entries.length);
   const source = new ReadAheadSource(zip.source, SCAN_WINDOW);
   let next = 0;
@@ -201,6 +210,6 @@ export function startScan(zip: ZipReader, entries: readonly ZipEntry[], records:
   return {
     records,
     done,
-    settledUnder: (dir) => Promise.race([Promise.all([...settled].filter(([name]) => name.startsWith(dir)).map(([, p]) => p)).then(() => undefined), failure]),
+    settledUnder: (dir) => Promise.race([Promise.all(paths.under(dir).map((name) => settled.get(name)!)).then(() => undefined), failure]),
   };
 }

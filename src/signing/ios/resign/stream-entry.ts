@@ -35,8 +35,9 @@ async function inflatedRange(zip: ZipReader, entry: ZipEntry, offset: number, le
   let position = 0;
   let filled = 0;
   if (length === 0) return out;
-  // Leaving the loop early ends the inflater (the generator's finally).
-  for await (const chunk of inflatedChunks(zip, entry)) {
+  // Leaving the loop early ends the inflater (the generator's finally). No CRC-32 here: a range
+  // ends before the entry's end, where the check is made (the signing pass reads every byte).
+  for await (const chunk of inflatedChunks(zip, entry, false)) {
     const start = Math.max(offset, position);
     const end = Math.min(offset + length, position + chunk.length);
     if (end > start) filled += chunk.copy(out, start - offset, start - position, end - position);
@@ -46,8 +47,8 @@ async function inflatedRange(zip: ZipReader, entry: ZipEntry, offset: number, le
   throw new SigningError('zip_invalid', `entry ${JSON.stringify(entry.name)} ends before byte ${offset + length}`, { details: { name: entry.name } });
 }
 
-/** The inflated bytes of a deflated entry, checked like the zip reader checks them. */
-async function* inflatedChunks(zip: ZipReader, entry: ZipEntry): AsyncGenerator<Buffer> {
+/** The inflated bytes of a deflated entry, checked like the zip reader checks them (the CRC-32 unless `checkCrc` is false). */
+async function* inflatedChunks(zip: ZipReader, entry: ZipEntry, checkCrc = true): AsyncGenerator<Buffer> {
   const quoted = JSON.stringify(entry.name);
   // finishFlush SYNC: a truncated stream is then reported by the size/CRC checks below.
   const inflater = createInflateRaw({ chunkSize: Math.min(STEP, Math.max(64, entry.uncompressedSize)), finishFlush: zlib.Z_SYNC_FLUSH });
@@ -73,7 +74,7 @@ async function* inflatedChunks(zip: ZipReader, entry: ZipEntry): AsyncGenerator<
       produced += chunk.length;
       // APPNOTE 4.4.9: the declared size is exact (and passed the reader's bomb limits at open).
       if (produced > entry.uncompressedSize) throw new SigningError('zip_invalid', `entry ${quoted} inflates to more than its declared ${entry.uncompressedSize} bytes`, { details: { name: entry.name } });
-      crc = crc32(chunk, crc);
+      if (checkCrc) crc = crc32(chunk, crc);
       yield chunk;
     }
   } catch (error) {
@@ -87,7 +88,7 @@ async function* inflatedChunks(zip: ZipReader, entry: ZipEntry): AsyncGenerator<
   }
   if (produced !== entry.uncompressedSize) throw new SigningError('zip_invalid', `entry ${quoted} inflates to ${produced} bytes, not the declared ${entry.uncompressedSize}`, { details: { name: entry.name } });
   // APPNOTE 4.4.7: CRC-32 of the uncompressed data.
-  if (crc >>> 0 !== entry.crc32) throw new SigningError('zip_invalid', `entry ${quoted} fails its CRC-32 check`, { details: { name: entry.name } });
+  if (checkCrc && crc >>> 0 !== entry.crc32) throw new SigningError('zip_invalid', `entry ${quoted} fails its CRC-32 check`, { details: { name: entry.name } });
 }
 
 /** The same items, with the next one requested as soon as the current one is handed out. */

@@ -9,12 +9,13 @@ import { droppedBuffers } from '../../reclaim.ts';
 import { plistToJs } from '../../plist/index.ts';
 import { ZipReader, type ZipEntry } from '../../zip/index.ts';
 import { appSummary, CODE_RESOURCES_FILE, describeBrokenBundle, discoverLayout, isProvisioned, openIpa, owningBundle, PROFILE_FILE, type BundleNode, type IpaLayout } from '../bundle/index.ts';
-import { checkSeal, parseCodeResources } from '../code-resources/index.ts';
+import { checkSeal, parseCodeResources, type BundleFile } from '../code-resources/index.ts';
 import { verifyMachO, type HashType, type VerifyMachOOptions } from '../codesign/index.ts';
 import { parseProvisioningProfile } from '../profile/index.ts';
 import { existingEntitlements, isSignableCode, signerCertificate } from '../resign/existing-signature.ts';
 import { readMachO } from '../resign/read-macho.ts';
-import { filesUnder, isInDsym, recordOf, scanEntries, type FileRecord, type ScanResult } from '../resign/scan.ts';
+import { PathIndex } from '../resign/path-index.ts';
+import { filesUnder, isInDsym, recordOf, scanEntries, type ScanResult } from '../resign/scan.ts';
 import { profileProblems } from './profile-checks.ts';
 import { streamCode } from './stream-code.ts';
 import type { BundleVerification, CodeVerification, IpaVerification } from './report.ts';
@@ -123,10 +124,12 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
       if (isProvisioned(main)) await checkProfile(zip, main, bytes, report, now);
     }
   }
+  // Every file has its digest now: each bundle's seal is checked against the files under it.
+  const paths = new PathIndex(records.keys());
   for (const bundle of layout.postOrder) {
     const report = reports.get(bundle)!;
     if (!report.code.some((c) => c.path === bundle.executableEntry.name)) report.problems.push(`the executable ${bundle.executable} is not a Mach-O file`);
-    await checkBundleSeal(zip, bundle, records, report);
+    await checkBundleSeal(zip, bundle, filesUnder(records, bundle.dir, paths), report);
   }
   if (teamIds.size > 1) problems.push(`code is signed by several teams: ${[...teamIds].join(', ')}`);
   const bundles = layout.postOrder.map((b) => reports.get(b)!);
@@ -199,7 +202,7 @@ async function checkProfile(zip: ZipReader, bundle: BundleNode, executable: Buff
   report.problems.push(...profileProblems(profile, bundle.bundleId, signerCertificate(executable), entitlements, now));
 }
 
-async function checkBundleSeal(zip: ZipReader, bundle: BundleNode, records: Map<string, FileRecord>, report: BundleVerification): Promise<void> {
+async function checkBundleSeal(zip: ZipReader, bundle: BundleNode, files: readonly BundleFile[], report: BundleVerification): Promise<void> {
   const entry = zip.getEntry(bundle.dir + CODE_RESOURCES_FILE);
   if (entry === undefined) {
     report.problems.push('no _CodeSignature/CodeResources: the bundle\'s resources are not sealed');
@@ -214,7 +217,7 @@ async function checkBundleSeal(zip: ZipReader, bundle: BundleNode, records: Map<
     return;
   }
   report.sealedFiles = seal.files2.size > 0 ? seal.files2.size : seal.files.size;
-  report.sealProblems = checkSeal(seal, filesUnder(records, bundle.dir), { mainExecutable: bundle.executable });
+  report.sealProblems = checkSeal(seal, files, { mainExecutable: bundle.executable });
 }
 
 /** Throws `ipa_signature_invalid` listing the problems unless the report verified. */
