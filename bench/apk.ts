@@ -112,13 +112,13 @@ try {
   const asMeasure = (m: ServiceMeasure): Measure => ({ seconds: m.ms / 1000, cpu: m.cpuMs / 1000, rssKiB: m.peakRss / 1024 });
   for (let i = -1; i < RUNS; i++) {
     const measured = i >= 0;
-    const mine = await timed(bin, ['sign', input, '-o', ours, '--keystore', key, '--cert', cert], env);
+    const mine = await timed(bin, ['sign', input, '-o', ours, '--keystore', key, '--cert', cert], env, ours);
     const viaService = asMeasure(await service.run(input));
-    const google = await timed('apksigner', ['sign', '--key', key, '--cert', cert, '--v4-signing-enabled', 'false', '--in', input, '--out', theirs], env);
-    const alone = await timed(process.execPath, [...flags, new URL(import.meta.url).pathname, '--engine-child', input, path.join(dir, 'engine.apk'), key, cert], engineEnv);
-    const one = await timed(process.execPath, [floorScript, 'apk', input, path.join(dir, 'floor.apk'), '1'], env);
-    const two = await timed(process.execPath, [floorScript, 'apk', input, path.join(dir, 'floor.apk'), '2'], env);
-    const before = baselineRoot === undefined ? undefined : await timed(path.join(baselineRoot, 'bin', 'signet'), ['sign', input, '-o', path.join(dir, 'baseline.apk'), '--keystore', key, '--cert', cert], { ...env, NODE_COMPILE_CACHE: path.join(dir, 'compile-cache-baseline') });
+    const google = await timed('apksigner', ['sign', '--key', key, '--cert', cert, '--v4-signing-enabled', 'false', '--in', input, '--out', theirs], env, theirs);
+    const alone = await timed(process.execPath, [...flags, new URL(import.meta.url).pathname, '--engine-child', input, path.join(dir, 'engine.apk'), key, cert], engineEnv, path.join(dir, 'engine.apk'));
+    const one = await timed(process.execPath, [floorScript, 'apk', input, path.join(dir, 'floor.apk'), '1'], env, path.join(dir, 'floor.apk'));
+    const two = await timed(process.execPath, [floorScript, 'apk', input, path.join(dir, 'floor.apk'), '2'], env, path.join(dir, 'floor.apk'));
+    const before = baselineRoot === undefined ? undefined : await timed(path.join(baselineRoot, 'bin', 'signet'), ['sign', input, '-o', path.join(dir, 'baseline.apk'), '--keystore', key, '--cert', cert], { ...env, NODE_COMPILE_CACHE: path.join(dir, 'compile-cache-baseline') }, path.join(dir, 'baseline.apk'));
     if (measured) {
       if (before !== undefined) baseline.push(before);
       floor1.push(one);
@@ -175,8 +175,9 @@ interface Measure {
 }
 
 /** Runs a command under GNU time (wall clock %e, user %U + system %S CPU, peak RSS %M in KiB). */
-async function timed(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<Measure> {
-  flushWrites();
+/** `output`: the row's output file, deleted first (flush-writes.ts). */
+async function timed(command: string, args: string[], env: NodeJS.ProcessEnv, output: string): Promise<Measure> {
+  flushWrites(output);
   const { stderr } = await run('/usr/bin/time', ['-f', 'SIGNET_TIME %e %U %S %M', command, ...args], { maxBuffer: 64 * MiB, env });
   const match = /SIGNET_TIME ([\d.]+) ([\d.]+) ([\d.]+) (\d+)/.exec(stderr);
   if (match === null) throw new Error(`no timing from ${command}: ${stderr}`);

@@ -128,26 +128,22 @@ async function benchApp(dir: string, kind: 'random' | 'code', { p12, profile, en
   const zsignArgs = ['-q', '-k', p12, '-p', 'bench', '-m', profile, '-t', zsignTmp, '-o', zsignOut, ...(process.env.BENCH_ZSIGN_LEVEL === undefined ? [] : ['-z', process.env.BENCH_ZSIGN_LEVEL]), ipa];
   let zsignFailure: string | undefined;
   for (let i = -1; i < RUNS; i++) {
-    const floor1 = await timed(process.execPath, [path.join(repoRoot, 'bench', 'floor.ts'), 'ios', ipa, floorOut, '1'], env);
-    const floor2 = await timed(process.execPath, [path.join(repoRoot, 'bench', 'floor.ts'), 'ios', ipa, floorOut, '2'], env);
-    rmSync(out, { force: true });
-    const sign = await timed(path.join(repoRoot, 'bin', 'signet'), ['sign', ipa, '-o', out, '--p12', p12, '--password', 'bench', '--profile', profile], env);
+    const floor1 = await timed(process.execPath, [path.join(repoRoot, 'bench', 'floor.ts'), 'ios', ipa, floorOut, '1'], env, floorOut);
+    const floor2 = await timed(process.execPath, [path.join(repoRoot, 'bench', 'floor.ts'), 'ios', ipa, floorOut, '2'], env, floorOut);
+    const sign = await timed(path.join(repoRoot, 'bin', 'signet'), ['sign', ipa, '-o', out, '--p12', p12, '--password', 'bench', '--profile', profile], env, out);
     const served = await service.run(ipa);
     let other: Measure | undefined;
     if (zsign !== undefined && zsignFailure === undefined) {
-      rmSync(zsignOut, { force: true });
       mkdirSync(zsignTmp, { recursive: true });
       // Reported, not fatal: the comparison is optional and zsign is not ours.
-      other = await timed(zsign, zsignArgs, env).catch((error: Error) => void (zsignFailure = error.message.split('\n').slice(0, 4).join(' ')));
+      other = await timed(zsign, zsignArgs, env, zsignOut).catch((error: Error) => void (zsignFailure = error.message.split('\n').slice(0, 4).join(' ')));
       rmSync(zsignTmp, { recursive: true, force: true });
     }
-    rmSync(engineOut, { force: true });
-    const engine = await timed(process.execPath, [...flags, self, '--engine', ipa, engineOut, p12, profile], engineEnv);
+    const engine = await timed(process.execPath, [...flags, self, '--engine', ipa, engineOut, p12, profile], engineEnv, engineOut);
     let before: Measure | undefined;
     if (baseline !== undefined) {
       const baselineOut = path.join(dir, `Big-${kind}-baseline.ipa`);
-      rmSync(baselineOut, { force: true });
-      before = await timed(path.join(baseline, 'bin', 'signet'), ['sign', ipa, '-o', baselineOut, '--p12', p12, '--password', 'bench', '--profile', profile], { ...env, NODE_COMPILE_CACHE: path.join(dir, 'compile-cache-baseline') });
+      before = await timed(path.join(baseline, 'bin', 'signet'), ['sign', ipa, '-o', baselineOut, '--p12', p12, '--password', 'bench', '--profile', profile], { ...env, NODE_COMPILE_CACHE: path.join(dir, 'compile-cache-baseline') }, baselineOut);
       rmSync(baselineOut, { force: true });
     }
     if (i < 0) continue; // warm-up: page cache, compile cache, the server's lazily loaded signers
@@ -227,8 +223,9 @@ function median(values: Measure[]): Measure {
 }
 
 /** Runs a command under GNU time (wall %e, user %U + system %S CPU, peak RSS %M KiB of the process). */
-async function timed(command: string, args: string[], env: NodeJS.ProcessEnv): Promise<Measure> {
-  flushWrites();
+/** `output`: the row's output file, deleted first (flush-writes.ts). */
+async function timed(command: string, args: string[], env: NodeJS.ProcessEnv, output: string): Promise<Measure> {
+  flushWrites(output);
   const { stderr } = await exec('/usr/bin/time', ['-f', 'SIGNET_TIME %e %U %S %M', command, ...args], { maxBuffer: 64 * MiB, env });
   const match = /SIGNET_TIME ([\d.]+) ([\d.]+) ([\d.]+) (\d+)/.exec(stderr);
   if (match === null) throw new Error(`no timing from ${command}: ${stderr}`);
