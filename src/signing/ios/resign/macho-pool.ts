@@ -31,6 +31,7 @@ export function workerPool(threads: number): MachOSignerPool {
         idleTimeout: 1000,
       }),
   );
+  started.catch(() => {}); // awaited by sign and close, which report the failure
   return {
     concurrency: threads,
     sign: async (job) => {
