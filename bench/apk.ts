@@ -90,6 +90,9 @@ try {
   const baseline: Measure[] = [];
   const ours = path.join(dir, 'signet.apk');
   const theirs = path.join(dir, 'apksigner.apk');
+  const engineOut = path.join(dir, 'engine.apk');
+  const floorOut = path.join(dir, 'floor.apk');
+  const baselineOut = path.join(dir, 'baseline.apk');
   // bin/signet runs with the `node` on PATH (its shebang): make that this Node, and give it a
   // compile cache of its own so that the warm-up run, not an earlier session, fills it.
   const env = { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`, NODE_COMPILE_CACHE: path.join(dir, 'compile-cache') };
@@ -115,10 +118,10 @@ try {
     const mine = await timed(bin, ['sign', input, '-o', ours, '--keystore', key, '--cert', cert], env, ours);
     const viaService = asMeasure(await service.run(input));
     const google = await timed('apksigner', ['sign', '--key', key, '--cert', cert, '--v4-signing-enabled', 'false', '--in', input, '--out', theirs], env, theirs);
-    const alone = await timed(process.execPath, [...flags, new URL(import.meta.url).pathname, '--engine-child', input, path.join(dir, 'engine.apk'), key, cert], engineEnv, path.join(dir, 'engine.apk'));
-    const one = await timed(process.execPath, [floorScript, 'apk', input, path.join(dir, 'floor.apk'), '1'], env, path.join(dir, 'floor.apk'));
-    const two = await timed(process.execPath, [floorScript, 'apk', input, path.join(dir, 'floor.apk'), '2'], env, path.join(dir, 'floor.apk'));
-    const before = baselineRoot === undefined ? undefined : await timed(path.join(baselineRoot, 'bin', 'signet'), ['sign', input, '-o', path.join(dir, 'baseline.apk'), '--keystore', key, '--cert', cert], { ...env, NODE_COMPILE_CACHE: path.join(dir, 'compile-cache-baseline') }, path.join(dir, 'baseline.apk'));
+    const alone = await timed(process.execPath, [...flags, new URL(import.meta.url).pathname, '--engine-child', input, engineOut, key, cert], engineEnv, engineOut);
+    const one = await timed(process.execPath, [floorScript, 'apk', input, floorOut, '1'], env, floorOut);
+    const two = await timed(process.execPath, [floorScript, 'apk', input, floorOut, '2'], env, floorOut);
+    const before = baselineRoot === undefined ? undefined : await timed(path.join(baselineRoot, 'bin', 'signet'), ['sign', input, '-o', baselineOut, '--keystore', key, '--cert', cert], { ...env, NODE_COMPILE_CACHE: path.join(dir, 'compile-cache-baseline') }, baselineOut);
     if (measured) {
       if (before !== undefined) baseline.push(before);
       floor1.push(one);
@@ -132,7 +135,7 @@ try {
   // The service path's artifact too: same key, same input, so the same bytes.
   const fromService = path.join(dir, 'service.apk');
   await service.download(fromService);
-  const identical = [ours, path.join(dir, 'engine.apk'), fromService].every((file) => readFileSync(file).equals(readFileSync(theirs)));
+  const identical = [ours, engineOut, fromService].every((file) => readFileSync(file).equals(readFileSync(theirs)));
   const s = median(signet);
   const a = median(apksigner);
   const e = median(engine);
@@ -174,8 +177,10 @@ interface Measure {
   rssKiB: number;
 }
 
-/** Runs a command under GNU time (wall clock %e, user %U + system %S CPU, peak RSS %M in KiB). */
-/** `output`: the row's output file, deleted first (flush-writes.ts). */
+/**
+ * Runs a command under GNU time (wall clock %e, user %U + system %S CPU, peak RSS %M in KiB).
+ * `output`: the row's output file, deleted first (flush-writes.ts).
+ */
 async function timed(command: string, args: string[], env: NodeJS.ProcessEnv, output: string): Promise<Measure> {
   flushWrites(output);
   const { stderr } = await run('/usr/bin/time', ['-f', 'SIGNET_TIME %e %U %S %M', command, ...args], { maxBuffer: 64 * MiB, env });

@@ -222,8 +222,10 @@ function median(values: Measure[]): Measure {
   return { ms: middle((m) => m.ms), cpu: middle((m) => m.cpu), rss: middle((m) => m.rss) };
 }
 
-/** Runs a command under GNU time (wall %e, user %U + system %S CPU, peak RSS %M KiB of the process). */
-/** `output`: the row's output file, deleted first (flush-writes.ts). */
+/**
+ * Runs a command under GNU time (wall %e, user %U + system %S CPU, peak RSS %M KiB of the process).
+ * `output`: the row's output file, deleted first (flush-writes.ts).
+ */
 async function timed(command: string, args: string[], env: NodeJS.ProcessEnv, output: string): Promise<Measure> {
   flushWrites(output);
   const { stderr } = await exec('/usr/bin/time', ['-f', 'SIGNET_TIME %e %U %S %M', command, ...args], { maxBuffer: 64 * MiB, env });

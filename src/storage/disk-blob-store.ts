@@ -69,17 +69,9 @@ export class DiskBlobStore implements BlobStore {
     // file is hashed rather than after it: the hash reads the page cache while the fsync waits on
     // the disk (a 191 MiB signed APK in the task worker: ~0.16 s hashing then ~0.08 s fsync one
     // after the other; ~0.17 s together, timed in bench/apk.ts's server).
-    const syncing = syncFile(localPath);
     // One read for the hash (and the size limit) into one reused buffer: no second copy of the
     // bytes is written, and a 2 GiB file leaves no garbage buffers for the GC to catch up with.
-    let result: PutResult;
-    try {
-      result = options.sha256 ? await sizeOf(localPath, options, options.sha256) : await hashFile(localPath, options);
-    } catch (error) {
-      await syncing.catch(() => {});
-      throw error;
-    }
-    await syncing;
+    const [result] = await Promise.all([options.sha256 ? sizeOf(localPath, options, options.sha256) : hashFile(localPath, options), syncFile(localPath)]);
     await fs.mkdir(path.dirname(target), { recursive: true, mode: 0o700 });
     try {
       await fs.rename(localPath, target);

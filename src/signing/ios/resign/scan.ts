@@ -98,19 +98,16 @@ async function hashEntry(zip: ZipReader, entry: ZipEntry, sniff: boolean, source
 
 /**
  * The records under a bundle's `dir`, as the paths relative to it that CodeResources seals.
- * `index`: the records' paths, when every bundle of a complete set is asked (path-index.ts).
+ * `names`: where to look; every record's path unless the caller narrowed them (PathIndex.under).
  */
-export function filesUnder(records: ReadonlyMap<string, FileRecord>, dir: string, index?: PathIndex): BundleFile[] {
+export function filesUnder(records: ReadonlyMap<string, FileRecord>, dir: string, names: Iterable<string> = records.keys()): BundleFile[] {
   const files: BundleFile[] = [];
-  const add = (name: string, record: FileRecord): void => {
+  for (const name of names) {
+    if (!name.startsWith(dir)) continue;
+    const record = records.get(name)!;
     const path = name.slice(dir.length);
     files.push(record.kind === 'symlink' ? { kind: 'symlink', path, target: record.target } : { kind: 'file', path, sha1: record.sha1, sha256: record.sha256 });
-  };
-  if (index !== undefined) {
-    for (const name of index.under(dir)) add(name, records.get(name)!);
-    return files;
   }
-  for (const [name, record] of records) if (name.startsWith(dir)) add(name, record);
   return files;
 }
 

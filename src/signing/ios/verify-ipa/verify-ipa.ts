@@ -129,7 +129,7 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
   for (const bundle of layout.postOrder) {
     const report = reports.get(bundle)!;
     if (!report.code.some((c) => c.path === bundle.executableEntry.name)) report.problems.push(`the executable ${bundle.executable} is not a Mach-O file`);
-    await checkBundleSeal(zip, bundle, filesUnder(records, bundle.dir, paths), report);
+    await checkBundleSeal(zip, bundle, filesUnder(records, bundle.dir, paths.under(bundle.dir)), report);
   }
   if (teamIds.size > 1) problems.push(`code is signed by several teams: ${[...teamIds].join(', ')}`);
   const bundles = layout.postOrder.map((b) => reports.get(b)!);
