@@ -9,7 +9,7 @@
 //        Mach-O files (found by their magic), which are rewritten: SHA-256 of each 4 KiB page
 //        (the code directory), SHA-1 + SHA-256 of the whole file when it is sealed by a parent
 //        bundle (frameworks), CRC-32 of the new content, and recompression at level 1 (the ratio
-//        of a `zip -1` input) of those the input deflated, in independent 4 MiB pieces (as pigz
+//        of a `zip -1` input) of those the input deflated, in independent 256 KiB pieces (as pigz
 //        does) so both cores share a large file; stored ones stay stored, and so do those the
 //        input's deflate shrank by less than 0.5 % (random or packed code: the ratio is kept);
 //        within the others, a piece whose first 4 KiB do not shrink is written as stored blocks.
@@ -17,9 +17,25 @@
 //        (SHA-256 of each 1 MiB chunk of the entries, central directory and EoCD), once: v2 and
 //        v3 with the same algorithm share it. Nothing is recompressed (entries are copied raw).
 //
+// Output: the unchanged entries first (copied raw, as a signer may do while it computes), then
+// the rewritten ones, then the central directory.
+//
+// On two cores (THREADS 2): two workers share the file's memory (SharedArrayBuffer). The main
+// thread reads the central directory, then the file front to back in 16 MiB reads, and hands
+// each entry to the workers as soon as its bytes are in (in batches, BATCH: one message per
+// small entry left the workers idle for a round trip each), while libuv's pool writes the
+// unchanged entries. Rewritten content goes to shared memory once, so the main thread writes it
+// and either worker deflates its pieces without a copy each. Measured on bench:ipa's scale-1
+// apps and bench:apk's APK, this two-core floor is 0.67 / 1.3 / 0.49 s where the first version
+// (whole file read first, one message per entry, content copied between threads) took 0.78 /
+// 1.83 / 0.64 s and was no faster than one core on the random app. Not done: one large file's
+// page hashes and CRC-32 are taken by one thread (splitting them would need CRC-32 combination);
+// on the random app at scale 1 that 80 MiB executable is the longest chain, ~0.2 s.
+//
 // Run as `node bench/floor.ts ios|apk FILE OUT THREADS`: prints one JSON line {ms, cpu, rss}.
-import { createHash } from 'node:crypto';
+import { createHash, hash } from 'node:crypto';
 import { closeSync, fstatSync, openSync, readSync, writeSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
@@ -30,6 +46,11 @@ const CHUNK = 1024 * 1024;
 const PIECE = 256 * 1024;
 const SAMPLE = 4 * 1024;
 const MAX_STORED = 65535;
+// Work sent to a worker at once (compressed bytes of small entries; a larger entry goes alone).
+const BATCH = 1024 * 1024;
+// ... and at most this many (a last batch of a thousand tiny entries would run alone).
+const BATCH_TASKS = 128;
+const MACHO_MAGICS = new Set([0xcffaedfe, 0xcefaedfe, 0xcafebabe, 0xfeedfacf]);
 
 type Kind = 'ios' | 'apk';
 interface Entry {
@@ -43,58 +64,105 @@ interface Entry {
 /** One unit of work: an entry, a piece of rewritten content to deflate, or a run of content-digest chunks. */
 type Task = { type: 'entry'; entry: Entry; sealed: boolean } | { type: 'deflate'; piece: Uint8Array; id: number } | { type: 'chunks'; start: number; end: number };
 
-if (!isMainThread) workerLoop();
-else if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const [kind, file, out, threads] = process.argv.slice(2) as [Kind, string, string, string];
-  console.log(JSON.stringify(await runFloor(kind, file, out, Number(threads))));
-}
-
 export async function runFloor(kind: Kind, file: string, out: string, threads: number): Promise<{ ms: number; cpu: number; rss: number }> {
   const cpu0 = process.cpuUsage();
   const start = performance.now();
-  // Read: the whole file, once, into memory the workers share.
   const fd = openSync(file, 'r');
   const size = fstatSync(fd).size;
+  // The whole file, read once into memory the workers share: its end first (the central
+  // directory lists the entries), then front to back.
   const shared = new SharedArrayBuffer(size);
+  const workers = threads > 1 ? startWorkers(kind, shared, threads) : [];
   const bytes = Buffer.from(shared);
-  for (let at = 0; at < size; ) at += readSync(fd, bytes, at, Math.min(16 * CHUNK, size - at), at);
-  closeSync(fd);
-  const entries = centralDirectory(bytes);
-  const tasks: Task[] = entries.map((entry) => ({ type: 'entry', entry, sealed: kind === 'ios' && entry.name.includes('.framework/') }));
-  if (kind === 'apk') {
-    // The content digest covers everything up to the central directory, then the directory and EoCD.
-    for (let at = 0; at < size; at += 16 * CHUNK) tasks.push({ type: 'chunks', start: at, end: Math.min(size, at + 16 * CHUNK) });
-  }
-  // Largest first, so the last task to finish is a small one.
-  const cost = (t: Task): number => (t.type === 'entry' ? t.entry.compressedSize : t.type === 'chunks' ? t.end - t.start : t.piece.length);
-  tasks.sort((a, b) => cost(b) - cost(a));
+  const tailStart = Math.max(0, size - 22 - 65535);
+  readRange(fd, bytes, tailStart, size);
+  const cdOffset = centralDirectoryOffset(bytes);
+  readRange(fd, bytes, cdOffset, tailStart);
+  const entries = centralDirectory(bytes, cdOffset);
   const rewritten = new Map<string, Uint8Array[]>();
+  // Write: the entries that stay as they were first (a signer copies them raw, and may do so
+  // while it computes, as the re-signer does), then the rewritten ones with their new data, then
+  // the directory. Only the iOS re-signer rewrites entries; apk has none.
+  let output: Output;
   if (threads <= 1) {
+    readRange(fd, bytes, 0, cdOffset);
+    for (const entry of entries) entry.dataOffset = dataOffsetOf(bytes, entry);
+    const tasks = tasksFor(kind, entries, bytes, 0, size);
     const state = worker(kind, bytes);
-    for (let task = tasks.shift(); task !== undefined; task = tasks.shift()) {
+    for (const task of tasks) {
       const result = state.run(task);
       for (const [name, pieces] of result.rewrites) rewritten.set(name, pieces.map((p) => deflatePiece(p.piece, p.method)));
     }
+    // Synchronous writes: one core.
+    const outFd = openSync(out, 'w');
+    output = { write: async (data, offset = 0, length = data.length - offset) => void writeSync(outFd, data, offset, length), close: async () => closeSync(outFd) };
+    await writeUnchanged(output, bytes, entries.filter((e) => !rewrites(kind, bytes, e)));
   } else {
-    await parallel(kind, shared, tasks, threads, rewritten);
+    // Each entry goes to the workers as soon as its bytes are in, and, unchanged, to the output
+    // (written on libuv's pool while the workers compute).
+    const handle = await open(out, 'w');
+    output = { write: async (data, offset, length) => void (await handle.write(data, offset, length)), close: () => handle.close() };
+    const pool = new Dispatcher(workers, rewritten);
+    let copied = Promise.resolve();
+    let next = 0;
+    for (let at = 0; at < cdOffset; ) {
+      const end = Math.min(cdOffset, at + 16 * CHUNK);
+      readRange(fd, bytes, at, end);
+      const ready: Entry[] = [];
+      for (; next < entries.length && entries[next]!.headerOffset + 30 <= end; next++) {
+        const entry = entries[next]!;
+        entry.dataOffset = dataOffsetOf(bytes, entry);
+        if (entry.dataOffset + entry.compressedSize > end) break;
+        ready.push(entry);
+      }
+      pool.add(tasksFor(kind, ready, bytes, at, end === cdOffset ? size : end));
+      const unchanged = ready.filter((e) => !rewrites(kind, bytes, e));
+      copied = copied.then(() => writeUnchanged(output, bytes, unchanged));
+      at = end;
+      // Lets the workers' results in, so that they are given more work.
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await pool.finish();
+    await copied;
   }
-  // Write: unchanged entries as they were, rewritten ones with their new data, then the directory.
-  const output = openSync(out, 'w');
-  const cd = entries.length === 0 ? size : centralDirectoryOffset(bytes);
-  let position = 0;
+  closeSync(fd);
   for (const entry of entries) {
     const pieces = rewritten.get(entry.name);
     if (pieces === undefined) continue;
-    writeSync(output, bytes, position, entry.dataOffset - position);
-    for (const piece of pieces) writeSync(output, piece);
-    position = entry.dataOffset + entry.compressedSize;
+    await output.write(bytes, entry.headerOffset, entry.dataOffset - entry.headerOffset);
+    for (const piece of pieces) await output.write(piece);
   }
-  writeSync(output, bytes, position, cd - position);
-  writeSync(output, bytes, cd, size - cd);
-  closeSync(output);
+  await output.write(bytes, cdOffset, size - cdOffset);
+  await output.close();
   const ms = performance.now() - start;
   const cpu = process.cpuUsage(cpu0);
   return { ms, cpu: (cpu.user + cpu.system) / 1000, rss: process.resourceUsage().maxRSS * 1024 };
+}
+
+function readRange(fd: number, bytes: Buffer, from: number, to: number): void {
+  for (let at = from; at < to; ) at += readSync(fd, bytes, at, Math.min(16 * CHUNK, to - at), at);
+}
+
+/**
+ * The work on `entries` (iOS: each sealed when inside a framework) and, for apk, on the content
+ * digest's chunks in [from, to), largest first so that the last task to finish is a small one.
+ */
+function tasksFor(kind: Kind, entries: readonly Entry[], bytes: Buffer, from: number, to: number): Task[] {
+  const tasks: Task[] = entries.map((entry) => ({ type: 'entry', entry, sealed: kind === 'ios' && entry.name.includes('.framework/') }));
+  // The content digest covers everything up to the central directory, then the directory and EoCD.
+  if (kind === 'apk') for (let at = from; at < to; at += 16 * CHUNK) tasks.push({ type: 'chunks', start: at, end: Math.min(to, at + 16 * CHUNK) });
+  return tasks.sort((a, b) => cost(b) - cost(a));
+}
+
+/** Whether the signer rewrites an entry: iOS Mach-O files. */
+function rewrites(kind: Kind, bytes: Buffer, entry: Entry): boolean {
+  return kind === 'ios' && isMachO(bytes, entry);
+}
+
+/** Sequential writes to the output file. */
+interface Output {
+  write(data: Uint8Array, offset?: number, length?: number): Promise<void>;
+  close(): Promise<void>;
 }
 
 interface Rewrite {
@@ -118,14 +186,13 @@ function worker(kind: Kind, bytes: Buffer): { run: (task: Task) => { rewrites: M
       createHash('sha256').update(content).digest();
       return { rewrites };
     }
-    const magic = content.length >= 4 ? content.readUInt32BE(0) : 0;
-    const machO = magic === 0xcffaedfe || magic === 0xcefaedfe || magic === 0xcafebabe || magic === 0xfeedfacf;
-    if (!machO) {
+    if (!(content.length >= 4 && MACHO_MAGICS.has(content.readUInt32BE(0)))) {
       createHash('sha1').update(content).digest();
       createHash('sha256').update(content).digest();
       return { rewrites };
     }
-    for (let at = 0; at < content.length; at += PAGE) createHash('sha256').update(content.subarray(at, at + PAGE)).digest();
+    // One-shot: ~15 % faster on 4 KiB pages than a Hash object per page.
+    for (let at = 0; at < content.length; at += PAGE) hash('sha256', content.subarray(at, at + PAGE), 'buffer');
     if (task.sealed) {
       createHash('sha1').update(content).digest();
       createHash('sha256').update(content).digest();
@@ -169,72 +236,164 @@ function storedBlocks(piece: Uint8Array): Uint8Array {
   return out;
 }
 
-async function parallel(kind: Kind, shared: SharedArrayBuffer, tasks: Task[], threads: number, rewritten: Map<string, Uint8Array[]>): Promise<void> {
-  const count = Math.min(threads, availableParallelism());
-  const workers = Array.from({ length: count }, () => new Worker(fileURLToPath(import.meta.url), { workerData: { kind, shared } }));
-  let nextId = 0;
-  const slots = new Map<number, { name: string; index: number }>();
-  const queue = [...tasks];
-  await new Promise<void>((resolve, reject) => {
-    const idle = new Set<Worker>(workers);
-    const dispatch = (): void => {
-      for (const w of [...idle]) {
-        const task = queue.shift();
-        if (task === undefined) break;
-        idle.delete(w);
-        w.postMessage(task, task.type === 'deflate' ? [task.piece.buffer as ArrayBuffer] : []);
-      }
-      if (queue.length === 0 && idle.size === workers.length) resolve();
-    };
+/** A task's size, for ordering and batching. */
+function cost(t: Task): number {
+  return t.type === 'entry' ? t.entry.compressedSize : t.type === 'chunks' ? t.end - t.start : t.piece.length;
+}
+
+function startWorkers(kind: Kind, shared: SharedArrayBuffer, threads: number): Worker[] {
+  return Array.from({ length: Math.min(threads, availableParallelism()) }, () => new Worker(fileURLToPath(import.meta.url), { workerData: { kind, shared } }));
+}
+
+/**
+ * Hands tasks to the workers as they come (add), in batches of about BATCH bytes (a large entry
+ * alone): one message per small entry would leave both workers idle for a round trip each,
+ * thousands of times over.
+ */
+class Dispatcher {
+  readonly #workers: Worker[];
+  readonly #rewritten: Map<string, Uint8Array[]>;
+  readonly #idle: Set<Worker>;
+  readonly #queue: Task[] = [];
+  readonly #slots = new Map<number, { name: string; index: number }>();
+  readonly #finished = Promise.withResolvers<void>();
+  #nextId = 0;
+  #adding = true;
+
+  constructor(workers: Worker[], rewritten: Map<string, Uint8Array[]>) {
+    this.#workers = workers;
+    this.#rewritten = rewritten;
+    this.#idle = new Set(workers);
     for (const w of workers) {
-      w.on('error', reject);
-      w.on('message', (message: { rewrites?: Array<[string, Rewrite[]]>; deflated?: { id: number; piece: Uint8Array } }) => {
-        idle.add(w);
-        for (const [name, pieces] of message.rewrites ?? []) {
-          const out: Uint8Array[] = new Array(pieces.length);
-          rewritten.set(name, out);
-          pieces.forEach((p, index) => {
-            if (p.method === 0) out[index] = p.piece;
-            else {
-              const id = nextId++;
-              slots.set(id, { name, index });
-              // Pieces go to the front of the queue: they are the large work left.
-              queue.unshift({ type: 'deflate', piece: p.piece, id });
-            }
-          });
-        }
-        if (message.deflated !== undefined) {
-          const slot = slots.get(message.deflated.id)!;
-          rewritten.get(slot.name)![slot.index] = message.deflated.piece;
-        }
-        dispatch();
+      w.on('error', (error) => this.#finished.reject(error));
+      w.on('message', (message: { rewrites: Array<[string, Rewrite[]]>; deflated: Array<{ id: number; piece: Uint8Array }> }) => {
+        this.#idle.add(w);
+        this.#results(message.rewrites, message.deflated);
+        this.#dispatch();
       });
     }
-    dispatch();
-  });
-  await Promise.all(workers.map((w) => w.terminate()));
+  }
+
+  add(tasks: Task[]): void {
+    this.#queue.push(...tasks);
+    this.#dispatch();
+  }
+
+  /** Resolves once every task added is done. */
+  async finish(): Promise<void> {
+    this.#adding = false;
+    this.#dispatch();
+    await this.#finished.promise;
+    await Promise.all(this.#workers.map((w) => w.terminate()));
+  }
+
+  #results(rewrites: Array<[string, Rewrite[]]>, deflated: Array<{ id: number; piece: Uint8Array }>): void {
+    for (const [name, pieces] of rewrites) {
+      const out: Uint8Array[] = new Array(pieces.length);
+      this.#rewritten.set(name, out);
+      pieces.forEach((p, index) => {
+        if (p.method === 0) out[index] = p.piece;
+        else {
+          const id = this.#nextId++;
+          this.#slots.set(id, { name, index });
+          // Pieces go to the front of the queue: they are the large work left.
+          this.#queue.unshift({ type: 'deflate', piece: p.piece, id });
+        }
+      });
+    }
+    for (const { id, piece } of deflated) {
+      const slot = this.#slots.get(id)!;
+      this.#rewritten.get(slot.name)![slot.index] = piece;
+    }
+  }
+
+  #dispatch(): void {
+    for (const w of [...this.#idle]) {
+      const tasks = this.#batch();
+      if (tasks.length === 0) break;
+      this.#idle.delete(w);
+      // Pieces are views of shared memory: posted, not copied.
+      w.postMessage(tasks);
+    }
+    if (!this.#adding && this.#queue.length === 0 && this.#idle.size === this.#workers.length) this.#finished.resolve();
+  }
+
+  #batch(): Task[] {
+    const taken: Task[] = [];
+    let bytes = 0;
+    while (this.#queue.length > 0 && (taken.length === 0 || (bytes + cost(this.#queue[0]!) <= BATCH && taken.length < BATCH_TASKS))) {
+      const task = this.#queue.shift()!;
+      bytes += cost(task);
+      taken.push(task);
+    }
+    return taken;
+  }
 }
 
 function workerLoop(): void {
   const { kind, shared } = workerData as { kind: Kind; shared: SharedArrayBuffer };
   const state = worker(kind, Buffer.from(shared));
-  parentPort!.on('message', (task: Task) => {
-    if (task.type === 'deflate') {
-      const piece = deflatePiece(Buffer.from(task.piece.buffer, task.piece.byteOffset, task.piece.byteLength), 8);
-      parentPort!.postMessage({ deflated: { id: task.id, piece } });
-      return;
+  parentPort!.on('message', (tasks: Task[]) => {
+    const rewrites: Array<[string, Rewrite[]]> = [];
+    const deflated: Array<{ id: number; piece: Uint8Array }> = [];
+    const transfer: ArrayBuffer[] = [];
+    for (const task of tasks) {
+      if (task.type === 'deflate') {
+        const piece = deflatePiece(Buffer.from(task.piece.buffer, task.piece.byteOffset, task.piece.byteLength), 8);
+        deflated.push({ id: task.id, piece });
+        // A piece that owns its memory is handed over, not copied.
+        if (piece.byteOffset === 0 && piece.byteLength === piece.buffer.byteLength && !transfer.includes(piece.buffer as ArrayBuffer)) transfer.push(piece.buffer as ArrayBuffer);
+        continue;
+      }
+      for (const [name, pieces] of state.run(task).rewrites) rewrites.push([name, inSharedMemory(pieces)]);
     }
-    const { rewrites } = state.run(task);
-    // Content pieces are copied out of zlib's buffer once, to be deflated by whichever thread is free.
-    const list = [...rewrites].map(([name, pieces]) => [name, pieces.map((p) => ({ method: p.method, piece: p.method === 0 ? p.piece : new Uint8Array(p.piece) }))] as [string, Rewrite[]]);
-    parentPort!.postMessage({ rewrites: list });
+    parentPort!.postMessage({ rewrites, deflated }, transfer);
   });
 }
 
-/** The entries of a zip from its central directory (APPNOTE 4.3.12), with no checks: the floor trusts its input. */
-function centralDirectory(bytes: Buffer): Entry[] {
+/**
+ * The pieces of one entry's new content in shared memory (copied there once from zlib's buffer
+ * when inflated, already there when stored), so that the main thread writes them and any worker
+ * deflates them without a copy each.
+ */
+function inSharedMemory(pieces: Rewrite[]): Rewrite[] {
+  const memory = pieces[0]?.piece.buffer;
+  if (memory === undefined || memory instanceof SharedArrayBuffer) return pieces;
+  const copy = new SharedArrayBuffer(memory.byteLength);
+  new Uint8Array(copy).set(new Uint8Array(memory));
+  return pieces.map((p) => ({ method: p.method, piece: new Uint8Array(copy, p.piece.byteOffset, p.piece.byteLength) }));
+}
+
+/** Writes the entries given (local header and data, as in the input) one after the other. */
+async function writeUnchanged(output: Output, bytes: Buffer, entries: readonly Entry[]): Promise<void> {
+  // Runs of adjacent entries go out in one write.
+  for (let i = 0; i < entries.length; ) {
+    const from = entries[i]!.headerOffset;
+    let to = entries[i]!.dataOffset + entries[i]!.compressedSize;
+    for (i++; i < entries.length && entries[i]!.headerOffset === to; i++) to = entries[i]!.dataOffset + entries[i]!.compressedSize;
+    await output.write(bytes, from, to - from);
+  }
+}
+
+/** Whether an entry's content starts like a Mach-O file (stored: its bytes; deflated: its first inflated bytes). */
+function isMachO(bytes: Buffer, entry: Entry): boolean {
+  const raw = bytes.subarray(entry.dataOffset, entry.dataOffset + Math.min(entry.compressedSize, 512));
+  let head: Buffer;
+  try {
+    head = entry.method === 0 ? raw : inflateRawSync(raw, { finishFlush: 2 /* Z_SYNC_FLUSH */ });
+  } catch {
+    return false;
+  }
+  return head.length >= 4 && MACHO_MAGICS.has(head.readUInt32BE(0));
+}
+
+/**
+ * The entries of a zip from its central directory at `at` (APPNOTE 4.3.12), in file order, with
+ * no checks (the floor trusts its input). dataOffset is -1 until the local header is read
+ * (dataOffsetOf).
+ */
+function centralDirectory(bytes: Buffer, at: number): Entry[] {
   const entries: Entry[] = [];
-  let at = centralDirectoryOffset(bytes);
   while (bytes.readUInt32LE(at) === 0x02014b50) {
     const method = bytes.readUInt16LE(at + 10);
     const compressedSize = bytes.readUInt32LE(at + 20);
@@ -244,11 +403,16 @@ function centralDirectory(bytes: Buffer): Entry[] {
     const commentLength = bytes.readUInt16LE(at + 32);
     const headerOffset = bytes.readUInt32LE(at + 42);
     const name = bytes.toString('utf8', at + 46, at + 46 + nameLength);
-    const dataOffset = headerOffset + 30 + bytes.readUInt16LE(headerOffset + 26) + bytes.readUInt16LE(headerOffset + 28);
-    if (!name.endsWith('/')) entries.push({ name, method, headerOffset, dataOffset, compressedSize, uncompressedSize });
+    // Directories too: they are copied (their content, empty, costs nothing to hash).
+    entries.push({ name, method, headerOffset, dataOffset: -1, compressedSize, uncompressedSize });
     at += 46 + nameLength + extraLength + commentLength;
   }
   return entries.sort((a, b) => a.headerOffset - b.headerOffset);
+}
+
+/** Where an entry's data starts: after its local header's name and extra field (APPNOTE 4.3.7). */
+function dataOffsetOf(bytes: Buffer, entry: Entry): number {
+  return entry.headerOffset + 30 + bytes.readUInt16LE(entry.headerOffset + 26) + bytes.readUInt16LE(entry.headerOffset + 28);
 }
 
 function centralDirectoryOffset(bytes: Buffer): number {
@@ -256,4 +420,11 @@ function centralDirectoryOffset(bytes: Buffer): number {
     if (bytes.readUInt32LE(at) === 0x06054b50) return bytes.readUInt32LE(at + 16);
   }
   throw new Error('no end of central directory');
+}
+
+// Last: the classes above must be initialised before the top-level await runs.
+if (!isMainThread) workerLoop();
+else if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const [kind, file, out, threads] = process.argv.slice(2) as [Kind, string, string, string];
+  console.log(JSON.stringify(await runFloor(kind, file, out, Number(threads))));
 }
