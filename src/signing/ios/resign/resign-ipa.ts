@@ -148,11 +148,12 @@ export async function resignIpaProved(source: DataSource, sink: DataSink, option
   })();
   copy.catch(() => {}); // awaited by signBundles before its first write
 
-  // A worker costs ~0.35 s of CPU and ~40 MB to start (it loads the signing engine), while page
-  // hashing runs at ~1.4 GB/s: on bench/ipa.ts (140 MiB of code in 21 files) two workers were
-  // no faster than signing in-process and used more CPU and memory. So the pool is used only
-  // for apps with a lot of code; inflating, hashing and writing use both cores either way
-  // (libuv's pool inflates and writes while the main thread hashes).
+  // A worker loads the signing engine and costs ~20-30 MB, while page hashing runs at ~1.3 GB/s:
+  // on bench/ipa.ts two workers were slower than signing in-process, even with the compile
+  // cache the workers now share (bin/signet): 0.87 s against 0.69-0.75 s for 70 MiB of code,
+  // and no faster for 140 MiB, with 45-60 MB more memory. So the pool is used only for apps with
+  // a lot of code; inflating, hashing and writing use both cores either way (libuv's pool
+  // inflates and writes while the main thread hashes).
   const codeBytes = [...machO, ...layout.postOrder.map((b) => b.executableEntry.name)].reduce((n, name) => n + (zip.getEntry(name)?.uncompressedSize ?? 0), 0);
   const threads = options.workers ?? (codeBytes >= POOL_THRESHOLD ? 2 : 0);
   const pool = threads > 0 ? workerPool(threads) : inProcessPool();
