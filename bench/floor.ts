@@ -83,48 +83,7 @@ export async function runFloor(kind: Kind, file: string, out: string, threads: n
   // Write: the entries that stay as they were first (a signer copies them raw, and may do so
   // while it computes, as the re-signer does), then the rewritten ones with their new data, then
   // the directory. Only the iOS re-signer rewrites entries; apk has none.
-  let output: Output;
-  if (threads <= 1) {
-    readRange(fd, bytes, 0, cdOffset);
-    for (const entry of entries) entry.dataOffset = dataOffsetOf(bytes, entry);
-    const tasks = tasksFor(kind, entries, bytes, 0, size);
-    const state = worker(kind, bytes);
-    for (const task of tasks) {
-      const result = state.run(task);
-      for (const [name, pieces] of result.rewrites) rewritten.set(name, pieces.map((p) => deflatePiece(p.piece, p.method)));
-    }
-    // Synchronous writes: one core.
-    const outFd = openSync(out, 'w');
-    output = { write: async (data, offset = 0, length = data.length - offset) => void writeSync(outFd, data, offset, length), close: async () => closeSync(outFd) };
-    await writeUnchanged(output, bytes, entries.filter((e) => !rewrites(kind, bytes, e)));
-  } else {
-    // Each entry goes to the workers as soon as its bytes are in, and, unchanged, to the output
-    // (written on libuv's pool while the workers compute).
-    const handle = await open(out, 'w');
-    output = { write: async (data, offset, length) => void (await handle.write(data, offset, length)), close: () => handle.close() };
-    const pool = new Dispatcher(workers, rewritten);
-    let copied = Promise.resolve();
-    let next = 0;
-    for (let at = 0; at < cdOffset; ) {
-      const end = Math.min(cdOffset, at + 16 * CHUNK);
-      readRange(fd, bytes, at, end);
-      const ready: Entry[] = [];
-      for (; next < entries.length && entries[next]!.headerOffset + 30 <= end; next++) {
-        const entry = entries[next]!;
-        entry.dataOffset = dataOffsetOf(bytes, entry);
-        if (entry.dataOffset + entry.compressedSize > end) break;
-        ready.push(entry);
-      }
-      pool.add(tasksFor(kind, ready, bytes, at, end === cdOffset ? size : end));
-      const unchanged = ready.filter((e) => !rewrites(kind, bytes, e));
-      copied = copied.then(() => writeUnchanged(output, bytes, unchanged));
-      at = end;
-      // Lets the workers' results in, so that they are given more work.
-      await new Promise((resolve) => setImmediate(resolve));
-    }
-    await pool.finish();
-    await copied;
-  }
+  const output = threads <= 1 ? await onOneCore(kind, fd, bytes, entries, cdOffset, out, rewritten) : await onWorkers(kind, fd, bytes, entries, cdOffset, out, workers, rewritten);
   closeSync(fd);
   for (const entry of entries) {
     const pieces = rewritten.get(entry.name);
@@ -139,6 +98,53 @@ export async function runFloor(kind: Kind, file: string, out: string, threads: n
   return { ms, cpu: (cpu.user + cpu.system) / 1000, rss: process.resourceUsage().maxRSS * 1024 };
 }
 
+/** Reads the rest of the file, then computes and writes the unchanged entries, one after the other. */
+async function onOneCore(kind: Kind, fd: number, bytes: Buffer, entries: Entry[], cdOffset: number, out: string, rewritten: Map<string, Uint8Array[]>): Promise<Output> {
+  readRange(fd, bytes, 0, cdOffset);
+  for (const entry of entries) entry.dataOffset = dataOffsetOf(bytes, entry);
+  const state = worker(kind, bytes);
+  for (const task of tasksFor(kind, entries, 0, bytes.length)) {
+    for (const [name, pieces] of state.run(task).rewrites) rewritten.set(name, pieces.map((p) => deflatePiece(p.piece, p.method)));
+  }
+  // Synchronous writes: one core.
+  const outFd = openSync(out, 'w');
+  const output: Output = { write: async (data, offset = 0, length = data.length - offset) => void writeSync(outFd, data, offset, length), close: async () => closeSync(outFd) };
+  await writeUnchanged(output, bytes, entries.filter((e) => !rewrites(kind, bytes, e)));
+  return output;
+}
+
+/**
+ * Reads the rest of the file front to back; each entry goes to the workers as soon as its bytes
+ * are in and, unchanged, to the output (written on libuv's pool while the workers compute).
+ */
+async function onWorkers(kind: Kind, fd: number, bytes: Buffer, entries: Entry[], cdOffset: number, out: string, workers: Worker[], rewritten: Map<string, Uint8Array[]>): Promise<Output> {
+  const handle = await open(out, 'w');
+  const output: Output = { write: async (data, offset, length) => void (await handle.write(data, offset, length)), close: () => handle.close() };
+  const pool = new Dispatcher(workers, rewritten);
+  let copied = Promise.resolve();
+  let next = 0;
+  for (let at = 0; at < cdOffset; ) {
+    const end = Math.min(cdOffset, at + 16 * CHUNK);
+    readRange(fd, bytes, at, end);
+    const ready: Entry[] = [];
+    for (; next < entries.length && entries[next]!.headerOffset + 30 <= end; next++) {
+      const entry = entries[next]!;
+      entry.dataOffset = dataOffsetOf(bytes, entry);
+      if (entry.dataOffset + entry.compressedSize > end) break;
+      ready.push(entry);
+    }
+    pool.add(tasksFor(kind, ready, at, end === cdOffset ? bytes.length : end));
+    const unchanged = ready.filter((e) => !rewrites(kind, bytes, e));
+    copied = copied.then(() => writeUnchanged(output, bytes, unchanged));
+    at = end;
+    // Lets the workers' results in, so that they are given more work.
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  await pool.finish();
+  await copied;
+  return output;
+}
+
 function readRange(fd: number, bytes: Buffer, from: number, to: number): void {
   for (let at = from; at < to; ) at += readSync(fd, bytes, at, Math.min(16 * CHUNK, to - at), at);
 }
@@ -147,7 +153,7 @@ function readRange(fd: number, bytes: Buffer, from: number, to: number): void {
  * The work on `entries` (iOS: each sealed when inside a framework) and, for apk, on the content
  * digest's chunks in [from, to), largest first so that the last task to finish is a small one.
  */
-function tasksFor(kind: Kind, entries: readonly Entry[], bytes: Buffer, from: number, to: number): Task[] {
+function tasksFor(kind: Kind, entries: readonly Entry[], from: number, to: number): Task[] {
   const tasks: Task[] = entries.map((entry) => ({ type: 'entry', entry, sealed: kind === 'ios' && entry.name.includes('.framework/') }));
   // The content digest covers everything up to the central directory, then the directory and EoCD.
   if (kind === 'apk') for (let at = from; at < to; at += 16 * CHUNK) tasks.push({ type: 'chunks', start: at, end: Math.min(to, at + 16 * CHUNK) });

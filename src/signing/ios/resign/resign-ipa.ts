@@ -148,7 +148,7 @@ export async function resignIpaProved(source: DataSource, sink: DataSink, option
   })();
   copy.catch(() => {}); // awaited by signBundles before its first write
 
-  // A worker loads the signing engine and costs ~20-30 MB, while page hashing runs at ~1.3 GB/s:
+  // A worker loads the signing engine and costs ~25-40 MB, while page hashing runs at ~1.3 GB/s:
   // on bench/ipa.ts two workers were slower than signing in-process, even with the compile
   // cache the workers now share (bin/signet): 0.87 s against 0.69-0.75 s for 70 MiB of code,
   // and no faster for 140 MiB, with 50-80 MB more memory. So the pool is used only for apps with
