@@ -28,9 +28,11 @@
 // and either worker deflates its pieces without a copy each. Measured on bench:ipa's scale-1
 // apps and bench:apk's APK, this two-core floor is 0.67 / 1.3 / 0.49 s where the first version
 // (whole file read first, one message per entry, content copied between threads) took 0.78 /
-// 1.83 / 0.64 s and was no faster than one core on the random app. Not done: one large file's
-// page hashes and CRC-32 are taken by one thread (splitting them would need CRC-32 combination);
-// on the random app at scale 1 that 80 MiB executable is the longest chain, ~0.2 s.
+// 1.83 / 0.64 s and was no faster than one core on the random app. One large file's page hashes
+// and CRC-32 are taken by the thread that read it: sharing them between the workers piece by
+// piece (per-piece CRC-32s combine as in zlib's crc32_combine) was tried and measured, with no
+// change beyond the noise on either scale-1 app (random 0.84-1.10 s against 0.86-0.92 s,
+// code-like 1.53-1.57 s against 1.56-1.57 s, interleaved runs).
 //
 // Run as `node bench/floor.ts ios|apk FILE OUT THREADS`: prints one JSON line {ms, cpu, rss}.
 import { createHash, hash } from 'node:crypto';
