@@ -24,7 +24,8 @@
 // thread reads the central directory, then the file front to back in 16 MiB reads, and hands
 // each entry to the workers as soon as its bytes are in (in batches, BATCH: one message per
 // small entry left the workers idle for a round trip each), while libuv's pool writes the
-// unchanged entries. Rewritten content goes to shared memory once, so the main thread writes it
+// entries a worker found unchanged (the worker's inflation is the only look at their content).
+// Rewritten content goes to shared memory once, so the main thread writes it
 // and either worker deflates its pieces without a copy each. Measured on bench:ipa's scale-1
 // apps and bench:apk's APK, this two-core floor is 0.67 / 1.3 / 0.49 s where the first version
 // (whole file read first, one message per entry, content copied between threads) took 0.78 /
@@ -45,6 +46,8 @@ import { crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
 
 const PAGE = 4096;
 const CHUNK = 1024 * 1024;
+// The file is read (and, for apk, its content digest handed out) in steps of this size.
+const READ = 16 * CHUNK;
 const PIECE = 256 * 1024;
 const SAMPLE = 4 * 1024;
 const MAX_STORED = 65535;
@@ -111,22 +114,23 @@ async function onOneCore(kind: Kind, fd: number, bytes: Buffer, entries: Entry[]
   // Synchronous writes: one core.
   const outFd = openSync(out, 'w');
   const output: Output = { write: async (data, offset = 0, length = data.length - offset) => void writeSync(outFd, data, offset, length), close: async () => closeSync(outFd) };
-  await writeUnchanged(output, bytes, entries.filter((e) => !rewrites(kind, bytes, e)));
+  await writeUnchanged(output, bytes, entries.filter((e) => !rewritten.has(e.name)));
   return output;
 }
 
 /**
  * Reads the rest of the file front to back; each entry goes to the workers as soon as its bytes
- * are in and, unchanged, to the output (written on libuv's pool while the workers compute).
+ * are in and, once a worker found it unchanged, to the output (written on libuv's pool while the
+ * workers compute).
  */
 async function onWorkers(kind: Kind, fd: number, bytes: Buffer, entries: Entry[], cdOffset: number, out: string, workers: Worker[], rewritten: Map<string, Uint8Array[]>): Promise<Output> {
   const handle = await open(out, 'w');
   const output: Output = { write: async (data, offset, length) => void (await handle.write(data, offset, length)), close: () => handle.close() };
-  const pool = new Dispatcher(workers, rewritten);
   let copied = Promise.resolve();
+  const pool = new Dispatcher(workers, rewritten, (unchanged) => void (copied = copied.then(() => writeUnchanged(output, bytes, unchanged))));
   let next = 0;
   for (let at = 0; at < cdOffset; ) {
-    const end = Math.min(cdOffset, at + 16 * CHUNK);
+    const end = Math.min(cdOffset, at + READ);
     readRange(fd, bytes, at, end);
     const ready: Entry[] = [];
     for (; next < entries.length && entries[next]!.headerOffset + 30 <= end; next++) {
@@ -136,8 +140,6 @@ async function onWorkers(kind: Kind, fd: number, bytes: Buffer, entries: Entry[]
       ready.push(entry);
     }
     pool.add(tasksFor(kind, ready, at, end === cdOffset ? bytes.length : end));
-    const unchanged = ready.filter((e) => !rewrites(kind, bytes, e));
-    copied = copied.then(() => writeUnchanged(output, bytes, unchanged));
     at = end;
     // Lets the workers' results in, so that they are given more work.
     await new Promise((resolve) => setImmediate(resolve));
@@ -148,7 +150,7 @@ async function onWorkers(kind: Kind, fd: number, bytes: Buffer, entries: Entry[]
 }
 
 function readRange(fd: number, bytes: Buffer, from: number, to: number): void {
-  for (let at = from; at < to; ) at += readSync(fd, bytes, at, Math.min(16 * CHUNK, to - at), at);
+  for (let at = from; at < to; ) at += readSync(fd, bytes, at, Math.min(READ, to - at), at);
 }
 
 /**
@@ -158,13 +160,8 @@ function readRange(fd: number, bytes: Buffer, from: number, to: number): void {
 function tasksFor(kind: Kind, entries: readonly Entry[], from: number, to: number): Task[] {
   const tasks: Task[] = entries.map((entry) => ({ type: 'entry', entry, sealed: kind === 'ios' && entry.name.includes('.framework/') }));
   // The content digest covers everything up to the central directory, then the directory and EoCD.
-  if (kind === 'apk') for (let at = from; at < to; at += 16 * CHUNK) tasks.push({ type: 'chunks', start: at, end: Math.min(to, at + 16 * CHUNK) });
+  if (kind === 'apk') for (let at = from; at < to; at += READ) tasks.push({ type: 'chunks', start: at, end: Math.min(to, at + READ) });
   return tasks.sort((a, b) => cost(b) - cost(a));
-}
-
-/** Whether the signer rewrites an entry: iOS Mach-O files. */
-function rewrites(kind: Kind, bytes: Buffer, entry: Entry): boolean {
-  return kind === 'ios' && isMachO(bytes, entry);
 }
 
 /** Sequential writes to the output file. */
@@ -265,10 +262,13 @@ class Dispatcher {
   readonly #queue: Task[] = [];
   readonly #slots = new Map<number, { name: string; index: number }>();
   readonly #finished = Promise.withResolvers<void>();
+  /** Each busy worker's batch. */
+  readonly #sent = new Map<Worker, Task[]>();
   #nextId = 0;
   #adding = true;
 
-  constructor(workers: Worker[], rewritten: Map<string, Uint8Array[]>) {
+  /** `unchanged`: told of the entries a batch found unchanged (not rewritten), once it is done. */
+  constructor(workers: Worker[], rewritten: Map<string, Uint8Array[]>, unchanged: (entries: Entry[]) => void) {
     this.#workers = workers;
     this.#rewritten = rewritten;
     this.#idle = new Set(workers);
@@ -277,6 +277,8 @@ class Dispatcher {
       w.on('message', (message: { rewrites: Array<[string, Rewrite[]]>; deflated: Array<{ id: number; piece: Uint8Array }> }) => {
         this.#idle.add(w);
         this.#results(message.rewrites, message.deflated);
+        const names = new Set(message.rewrites.map(([name]) => name));
+        unchanged(this.#sent.get(w)!.flatMap((t) => (t.type === 'entry' && !names.has(t.entry.name) ? [t.entry] : [])));
         this.#dispatch();
       });
     }
@@ -320,6 +322,7 @@ class Dispatcher {
       const tasks = this.#batch();
       if (tasks.length === 0) break;
       this.#idle.delete(w);
+      this.#sent.set(w, tasks);
       // Pieces are views of shared memory: posted, not copied.
       w.postMessage(tasks);
     }
@@ -372,8 +375,9 @@ function inSharedMemory(pieces: Rewrite[]): Rewrite[] {
   return pieces.map((p) => ({ method: p.method, piece: new Uint8Array(copy, p.piece.byteOffset, p.piece.byteLength) }));
 }
 
-/** Writes the entries given (local header and data, as in the input) one after the other. */
-async function writeUnchanged(output: Output, bytes: Buffer, entries: readonly Entry[]): Promise<void> {
+/** Writes the entries given (local header and data, as in the input) in file order. */
+async function writeUnchanged(output: Output, bytes: Buffer, given: readonly Entry[]): Promise<void> {
+  const entries = [...given].sort((a, b) => a.headerOffset - b.headerOffset);
   // Runs of adjacent entries go out in one write.
   for (let i = 0; i < entries.length; ) {
     const from = entries[i]!.headerOffset;
@@ -381,18 +385,6 @@ async function writeUnchanged(output: Output, bytes: Buffer, entries: readonly E
     for (i++; i < entries.length && entries[i]!.headerOffset === to; i++) to = entries[i]!.dataOffset + entries[i]!.compressedSize;
     await output.write(bytes, from, to - from);
   }
-}
-
-/** Whether an entry's content starts like a Mach-O file (stored: its bytes; deflated: its first inflated bytes). */
-function isMachO(bytes: Buffer, entry: Entry): boolean {
-  const raw = bytes.subarray(entry.dataOffset, entry.dataOffset + Math.min(entry.compressedSize, 512));
-  let head: Buffer;
-  try {
-    head = entry.method === 0 ? raw : inflateRawSync(raw, { finishFlush: 2 /* Z_SYNC_FLUSH */ });
-  } catch {
-    return false;
-  }
-  return head.length >= 4 && MACHO_MAGICS.has(head.readUInt32BE(0));
 }
 
 /**

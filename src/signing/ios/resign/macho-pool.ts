@@ -24,8 +24,9 @@ export function workerPool(threads: number): MachOSignerPool {
     ({ Piscina }) =>
       new Piscina({
         filename: new URL('./macho-worker.ts', import.meta.url).href,
-        // Started at once: a worker takes ~0.35 s to load the engine, which then overlaps the
-        // scanning that precedes the first signing job.
+        // Started at once: a worker takes a while to load the engine (~0.35 s of CPU before
+        // bin/signet shared its compile cache with workers, ~0.15 s less since), which then
+        // overlaps the scanning that precedes the first signing job.
         minThreads: threads,
         maxThreads: threads,
         idleTimeout: 1000,

@@ -32,6 +32,7 @@ import { resultChunks, type MachOJob, type MachOJobResult, type SlotDigests } fr
 import { inProcessPool, workerPool, type MachOSignerPool } from './macho-pool.ts';
 import type { ResignedBundle, ResignOptions, ResignResult } from './options.ts';
 import { OrderedGate } from './ordered-gate.ts';
+import { PathIndex } from './path-index.ts';
 import type { CopiedEntry, ResignProof } from './proof.ts';
 import { entryStyle, writeLargeEntry, writeSmallEntry } from './output.ts';
 import { planInfoPlists, type InfoPlan } from './overrides.ts';
@@ -63,6 +64,8 @@ interface Context {
   infos: Map<BundleNode, InfoPlan>;
   profiles: Map<BundleNode, ProvisioningProfile>;
   records: Map<string, FileRecord>;
+  /** Every name that gets a record: the app's files and each bundle's CodeResources and profile. */
+  sealable: PathIndex;
   scan: BackgroundScan;
   options: ResignOptions;
   /** Aborted by the caller or when any part of the pipeline fails. */
@@ -161,7 +164,8 @@ export async function resignIpaProved(source: DataSource, sink: DataSink, option
   // header in place (DataSink.writeAt). A sink that cannot would need a data descriptor, which
   // some iOS installers do not accept for stored entries, so such sinks get the in-memory path.
   const streamAbove = sink.writeAt === undefined ? Infinity : options.streamAbove ?? STREAM_ABOVE;
-  const context: Context = { zip, layout, infos, profiles, records, scan, options, signal, signingTime, pool, reports: new Map(), streamAbove, copiedNames, unsigned };
+  const sealable = new PathIndex(new Set([...layout.appFiles.map((e) => e.name), ...layout.postOrder.flatMap((b) => [b.dir + CODE_RESOURCES_FILE, ...(profiles.has(b) ? [b.dir + PROFILE_FILE] : [])])]));
+  const context: Context = { zip, layout, infos, profiles, records, sealable, scan, options, signal, signingTime, pool, reports: new Map(), streamAbove, copiedNames, unsigned };
   let counts: { rewritten: number; added: number };
   try {
     counts = await signBundles(context, writer, [...machO], copy);
@@ -400,15 +404,15 @@ function existingOrNone(bytes: Buffer): { original?: PlistDict } {
   return original === undefined ? {} : { original };
 }
 
-/** Every file of the bundle (nested bundles' files included: iOS seals them as resources). */
+/**
+ * Every file of the bundle (nested bundles' files included: iOS seals them as resources), in
+ * path order (PathIndex's). All have their digests by now except the two the seal leaves out.
+ */
 function bundleFiles(context: Context, bundle: BundleNode): BundleFile[] {
-  const files = filesUnder(context.records, bundle.dir);
-  for (const entry of context.layout.appFiles) {
-    if (entry.name.startsWith(bundle.dir) && !context.records.has(entry.name) && entry !== bundle.executableEntry && entry.name !== bundle.dir + CODE_RESOURCES_FILE) {
-      throw new Error(`internal: ${entry.name} has no digest when sealing ${bundle.dir}`);
-    }
-  }
-  return files.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const names = context.sealable.under(bundle.dir).filter((name) => name !== bundle.executableEntry.name && name !== bundle.dir + CODE_RESOURCES_FILE);
+  const missing = names.find((name) => !context.records.has(name));
+  if (missing !== undefined) throw new Error(`internal: ${missing} has no digest when sealing ${bundle.dir}`);
+  return filesUnder(context.records, bundle.dir, names);
 }
 
 function job(context: Context, entry: ZipEntry, bytes: Buffer, extra: Pick<MachOJob, 'identifier' | 'isMainExecutable'> & Partial<MachOJob>): MachOJob {
