@@ -39,6 +39,23 @@ export async function createTestPostgres(): Promise<TestPostgres> {
   url.pathname = `/${name}`;
   return {
     url: url.toString(),
-    drop: () => admin((client) => client.query(`drop database if exists ${name} with (force)`)).then(() => undefined),
+    drop: () => admin((client) => dropWhenIdle(client, name)),
   };
+}
+
+/**
+ * pg's `Pool.end()` resolves once its clients are told to end, before their connections close. A
+ * forced drop at that moment terminates those backends, and the FATAL "terminating connection due
+ * to administrator command" reaches a client that is still closing: an uncaught 'error' in the test
+ * process after its tests passed. So the drop first waits (up to 5 s) for the database's
+ * connections to close on their own, and forces only what is left.
+ */
+async function dropWhenIdle(client: pg.Client, name: string): Promise<void> {
+  const deadline = Date.now() + 5000;
+  while (Date.now() < deadline) {
+    const { rows } = await client.query<{ n: number }>('select count(*)::int as n from pg_stat_activity where datname = $1', [name]);
+    if (rows[0]!.n === 0) break;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  await client.query(`drop database if exists ${name} with (force)`);
 }
