@@ -7,7 +7,7 @@
 import type { MessagePort } from 'node:worker_threads';
 import { workerData } from 'piscina';
 import { errorCodeOf } from '../errors.ts';
-import { FileSource, type DataSource } from '../signing/data-source.ts';
+import { FileSource, SIGNING_READS, type DataSource } from '../signing/data-source.ts';
 import { signPackageToFile } from '../signing/pipeline/sign-package.ts';
 import type { SignEnv, SignPackageRequest, SignSummary } from '../signing/pipeline/types.ts';
 import { PortSource } from '../storage/source-port.ts';
@@ -28,7 +28,7 @@ export default async function sign(message: ThreadRequest): Promise<ThreadOutcom
   const { input } = message;
   let source: DataSource | null = null;
   try {
-    source = 'path' in input ? await FileSource.open(input.path) : new PortSource(input.size, input.port);
+    source = 'path' in input ? await FileSource.open(input.path, SIGNING_READS) : new PortSource(input.size, input.port);
     // Cancellation terminates this thread, so no signal is needed here.
     return { ok: true, summary: await signPackageToFile(message.request, source, message.outputPath, settings) };
   } catch (error) {

@@ -1,6 +1,7 @@
 // The engines' only window on input bytes: random-access reads by offset, never "the whole file".
 // Modelled on apksig's DataSource ("support sources larger than 2 GB"). Offsets are plain numbers:
 // uploads are capped well below 2^53 bytes.
+import { readSync } from 'node:fs';
 import { open, type FileHandle } from 'node:fs/promises';
 
 export interface DataSource {
@@ -33,24 +34,49 @@ export class BufferSource implements DataSource {
   async close(): Promise<void> {}
 }
 
+export interface FileSourceOptions {
+  /**
+   * Reads of at most this many bytes are made synchronously, on the calling thread (default 0:
+   * every read goes through libuv's thread pool). Opening a zip reads every local header, by the
+   * thousand: a pread of a few hundred bytes from the page cache takes microseconds, where an
+   * async read costs a thread-pool round trip and a promise. Only for threads that sign (the CLI,
+   * the signer pool's threads: SIGNING_READS), which block on their CPU work anyway, and never for
+   * the API's event loop, which must not wait on a disk.
+   */
+  readonly syncReadLimit?: number;
+}
+
+/**
+ * How the signing pipeline opens files. 64 KiB covers the zip reader's header windows; larger
+ * reads (the sequential readers' 1 MiB blocks) stay asynchronous, so that they overlap hashing.
+ * Measured with bench/apk.ts's APK (4,559 entries, 1,574 header reads per open; two opens per
+ * `signet sign`, the input's and the output's for its verification): an open took 130-152 ms
+ * instead of 201-218 ms in a fresh process; `signet sign` 2.40 s instead of 2.56 s of wall
+ * time and 3.09 s instead of 3.23 s of CPU (medians of 8 interleaved runs, same peak RSS); the
+ * iOS bench app (scale 0.5) 2.22 s instead of 2.26 s, within the noise.
+ */
+export const SIGNING_READS: FileSourceOptions = { syncReadLimit: 64 * 1024 };
+
 export class FileSource implements DataSource {
   readonly size: number;
   /** The file read (another thread may open it itself instead of reading through this one). */
   readonly path: string;
   private readonly handle: FileHandle;
+  private readonly syncReadLimit: number;
   private closed = false;
 
-  private constructor(handle: FileHandle, size: number, path: string) {
+  private constructor(handle: FileHandle, size: number, path: string, options: FileSourceOptions) {
     this.handle = handle;
     this.size = size;
     this.path = path;
+    this.syncReadLimit = options.syncReadLimit ?? 0;
   }
 
-  static async open(path: string): Promise<FileSource> {
+  static async open(path: string, options: FileSourceOptions = {}): Promise<FileSource> {
     const handle = await open(path, 'r');
     try {
       const { size } = await handle.stat();
-      return new FileSource(handle, size, path);
+      return new FileSource(handle, size, path, options);
     } catch (error) {
       await handle.close();
       throw error;
@@ -66,9 +92,10 @@ export class FileSource implements DataSource {
   async readInto(offset: number, target: Buffer): Promise<void> {
     const length = target.length;
     checkRange(offset, length, this.size);
+    const sync = length <= this.syncReadLimit;
     let done = 0;
     while (done < length) {
-      const { bytesRead } = await this.handle.read(target, done, length - done, offset + done);
+      const bytesRead = sync ? readSync(this.handle.fd, target, done, length - done, offset + done) : (await this.handle.read(target, done, length - done, offset + done)).bytesRead;
       if (bytesRead === 0) throw new RangeError(`file shrank while reading at ${offset + done}`);
       done += bytesRead;
     }

@@ -1,7 +1,7 @@
 // `signet inspect FILE [--json]`: what an .ipa or .apk is — platform (from the content, not the
 // name), identity, versions, OS/SDK levels and icon — without a server. Same reader as uploads.
 import type { Command } from 'commander';
-import { FileSource } from '../../signing/data-source.ts';
+import { FileSource, SIGNING_READS } from '../../signing/data-source.ts';
 import { inspectPackage, packageInfoJson, type PackageInfo } from '../../signing/inspect/index.ts';
 
 const DEVICE_FAMILIES: Record<number, string> = { 1: 'iPhone', 2: 'iPad', 3: 'Apple TV', 4: 'Apple Watch', 6: 'Mac', 7: 'Apple Vision' };
@@ -15,7 +15,7 @@ export function register(program: Command): void {
     .action(async (file: string, options: { json?: boolean }) => {
       let source: FileSource;
       try {
-        source = await FileSource.open(file);
+        source = await FileSource.open(file, SIGNING_READS);
       } catch (error) {
         process.stderr.write(`signet: cannot open ${file}: ${(error as Error).message}\n`);
         process.exitCode = 1;

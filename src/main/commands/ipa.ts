@@ -3,7 +3,7 @@
 // service uses, and print what was done.
 import { readFile } from 'node:fs/promises';
 import { readCaDirectory } from '../../signing/cms/ca-directory.ts';
-import { FileSource } from '../../signing/data-source.ts';
+import { FileSource, SIGNING_READS } from '../../signing/data-source.ts';
 import { SigningError } from '../../signing/errors.ts';
 import { parsePlist, type PlistDict } from '../../signing/plist/index.ts';
 import { describeIpaVerification, verifyIpa } from '../../signing/ios/verify-ipa/index.ts';
@@ -72,7 +72,7 @@ async function readEntitlementsFile(file: string): Promise<PlistDict> {
 }
 
 export async function verifyIpaFile(file: string): Promise<{ text: string; json: unknown; verified: boolean }> {
-  const source = await FileSource.open(file);
+  const source = await FileSource.open(file, SIGNING_READS);
   try {
     const report = await verifyIpa(source);
     return { text: describeIpaVerification(report), json: { platform: 'ios', ...report }, verified: report.verified };

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { InvalidArgumentError, Option, type Command } from 'commander';
 import type { ApkSchemes } from '../../signing/android/index.ts';
 import type { IpaSignOptions } from './ipa.ts';
-import { FileSource } from '../../signing/data-source.ts';
+import { FileSource, SIGNING_READS } from '../../signing/data-source.ts';
 import { SigningError } from '../../signing/errors.ts';
 import { FIRST_V2_SDK } from '../../signing/pipeline/constants.ts';
 
@@ -120,7 +120,7 @@ async function signApkFile(input: string, options: SignCommandOptions): Promise<
 
 export async function openInput(file: string): Promise<FileSource> {
   try {
-    return await FileSource.open(file);
+    return await FileSource.open(file, SIGNING_READS);
   } catch (cause) {
     throw new SigningError('invalid_package', `cannot open ${file}: ${(cause as Error).message}`, { cause });
   }

@@ -1,7 +1,7 @@
 // Where signPackage writes: a DataSink that can be read back once closed, so the output is
 // verified from the bytes that were actually written (never from what the signer meant to write).
 import { FileSink, MemorySink, type DataSink } from '../data-sink.ts';
-import { BufferSource, FileSource, type DataSource } from '../data-source.ts';
+import { BufferSource, FileSource, SIGNING_READS, type DataSource } from '../data-source.ts';
 
 export interface VerifiableSink extends DataSink {
   /** The bytes written, for reading back after close(); the caller closes the source. */
@@ -39,7 +39,7 @@ export class FileOutput implements VerifiableSink {
   }
 
   reopen(): Promise<DataSource> {
-    return FileSource.open(this.path);
+    return FileSource.open(this.path, SIGNING_READS);
   }
 }
 

@@ -5,7 +5,7 @@
 // output that has not passed its verifier.
 import { rename, rm } from 'node:fs/promises';
 import path from 'node:path';
-import { FileSource, type DataSource } from '../data-source.ts';
+import { FileSource, SIGNING_READS, type DataSource } from '../data-source.ts';
 import { FileOutput, type VerifiableSink } from './output.ts';
 import type { SignEnv, SignPackageRequest, SignSummary } from './types.ts';
 
@@ -46,7 +46,7 @@ export async function signPackageToFile(request: SignPackageRequest, input: Data
 
 /** signPackageToFile from one file to another. */
 export async function signPackageFile(request: SignPackageRequest, inputPath: string, outputPath: string, env: SignEnv = {}): Promise<SignSummary> {
-  const source = await FileSource.open(inputPath);
+  const source = await FileSource.open(inputPath, SIGNING_READS);
   try {
     return await signPackageToFile(request, source, outputPath, env);
   } finally {
