@@ -50,10 +50,12 @@ export interface FileSourceOptions {
  * How the signing pipeline opens files. 64 KiB covers the zip reader's header windows; larger
  * reads (the sequential readers' 1 MiB blocks) stay asynchronous, so that they overlap hashing.
  * Measured with bench/apk.ts's APK (4,559 entries, 1,574 header reads per open; two opens per
- * `signet sign`, the input's and the output's for its verification): an open took 130-152 ms
- * instead of 201-218 ms in a fresh process; `signet sign` 2.40 s instead of 2.56 s of wall
- * time and 3.09 s instead of 3.23 s of CPU (medians of 8 interleaved runs, same peak RSS); the
- * iOS bench app (scale 0.5) 2.22 s instead of 2.26 s, within the noise.
+ * `signet sign`, the input's and the output's for its verification), on a noisy machine:
+ * - an open took 130-152 ms instead of 201-218 ms in a fresh process;
+ * - `signet sign`, medians of 12 interleaved runs against the previous commit: 2.48 s instead of
+ *   2.61 s of wall time, 3.12 s instead of 3.29 s of CPU, the same peak RSS; bench:apk's
+ *   baseline row, 7 runs: 2.03 s instead of 2.05 s;
+ * - the iOS bench app (scale 0.5): 2.22 s instead of 2.26 s, within the noise.
  */
 export const SIGNING_READS: FileSourceOptions = { syncReadLimit: 64 * 1024 };
 
