@@ -66,8 +66,10 @@ interface Entry {
   compressedSize: number;
   uncompressedSize: number;
 }
-/** One unit of work: an entry, a piece of rewritten content to deflate, or a run of content-digest chunks. */
-type Task = { type: 'entry'; entry: Entry; sealed: boolean } | { type: 'deflate'; piece: Uint8Array; id: number } | { type: 'chunks'; start: number; end: number };
+/** Work on bytes as read: an entry, or a run of content-digest chunks. */
+type ReadTask = { type: 'entry'; entry: Entry; sealed: boolean } | { type: 'chunks'; start: number; end: number };
+/** One unit of work: a ReadTask, or a piece of rewritten content to deflate. */
+type Task = ReadTask | { type: 'deflate'; piece: Uint8Array; id: number };
 
 export async function runFloor(kind: Kind, file: string, out: string, threads: number): Promise<{ ms: number; cpu: number; rss: number }> {
   const cpu0 = process.cpuUsage();
@@ -107,9 +109,9 @@ export async function runFloor(kind: Kind, file: string, out: string, threads: n
 async function onOneCore(kind: Kind, fd: number, bytes: Buffer, entries: Entry[], cdOffset: number, out: string, rewritten: Map<string, Uint8Array[]>): Promise<Output> {
   readRange(fd, bytes, 0, cdOffset);
   for (const entry of entries) entry.dataOffset = dataOffsetOf(bytes, entry);
-  const state = worker(kind, bytes);
   for (const task of tasksFor(kind, entries, 0, bytes.length)) {
-    for (const [name, pieces] of state.run(task).rewrites) rewritten.set(name, pieces.map((p) => deflatePiece(p.piece, p.method)));
+    const pieces = runTask(kind, bytes, task);
+    if (pieces !== null && task.type === 'entry') rewritten.set(task.entry.name, pieces.map((p) => deflatePiece(p.piece, p.method)));
   }
   // Synchronous writes: one core.
   const outFd = openSync(out, 'w');
@@ -157,8 +159,8 @@ function readRange(fd: number, bytes: Buffer, from: number, to: number): void {
  * The work on `entries` (iOS: each sealed when inside a framework) and, for apk, on the content
  * digest's chunks in [from, to), largest first so that the last task to finish is a small one.
  */
-function tasksFor(kind: Kind, entries: readonly Entry[], from: number, to: number): Task[] {
-  const tasks: Task[] = entries.map((entry) => ({ type: 'entry', entry, sealed: kind === 'ios' && entry.name.includes('.framework/') }));
+function tasksFor(kind: Kind, entries: readonly Entry[], from: number, to: number): ReadTask[] {
+  const tasks: ReadTask[] = entries.map((entry) => ({ type: 'entry', entry, sealed: kind === 'ios' && entry.name.includes('.framework/') }));
   // The content digest covers everything up to the central directory, then the directory and EoCD.
   if (kind === 'apk') for (let at = from; at < to; at += READ) tasks.push({ type: 'chunks', start: at, end: Math.min(to, at + READ) });
   return tasks.sort((a, b) => cost(b) - cost(a));
@@ -175,43 +177,40 @@ interface Rewrite {
   method: number;
 }
 
-/** The per-thread work: one reusable state, buffers owned by zlib and the hashes. */
-function worker(kind: Kind, bytes: Buffer): { run: (task: Task) => { rewrites: Map<string, Rewrite[]> } } {
-  const run = (task: Task): { rewrites: Map<string, Rewrite[]> } => {
-    const rewrites = new Map<string, Rewrite[]>();
-    if (task.type === 'chunks') {
-      for (let at = task.start; at < task.end; at += CHUNK) createHash('sha256').update(bytes.subarray(at, Math.min(task.end, at + CHUNK))).digest();
-      return { rewrites };
-    }
-    if (task.type === 'deflate') return { rewrites };
-    const { entry } = task;
-    const raw = bytes.subarray(entry.dataOffset, entry.dataOffset + entry.compressedSize);
-    const content = entry.method === 0 ? raw : inflateRawSync(raw);
-    if (kind === 'apk') {
-      createHash('sha256').update(content).digest();
-      return { rewrites };
-    }
-    if (!(content.length >= 4 && MACHO_MAGICS.has(content.readUInt32BE(0)))) {
-      createHash('sha1').update(content).digest();
-      createHash('sha256').update(content).digest();
-      return { rewrites };
-    }
-    // One-shot: ~15 % faster on 4 KiB pages than a Hash object per page.
-    for (let at = 0; at < content.length; at += PAGE) hash('sha256', content.subarray(at, at + PAGE), 'buffer');
-    if (task.sealed) {
-      createHash('sha1').update(content).digest();
-      createHash('sha256').update(content).digest();
-    }
-    crc32(content);
-    // What the input's deflate saved decides: almost nothing (< 0.5 %, random or packed code) →
-    // stored, which keeps the ratio within 0.5 %; otherwise deflated again.
-    const method = entry.method === 0 || entry.compressedSize >= 0.995 * entry.uncompressedSize ? 0 : 8;
-    const pieces: Rewrite[] = [];
-    for (let at = 0; at < content.length; at += PIECE) pieces.push({ piece: content.subarray(at, Math.min(content.length, at + PIECE)), method });
-    rewrites.set(entry.name, pieces);
-    return { rewrites };
-  };
-  return { run };
+/**
+ * The work of one entry or content-digest task, on whichever thread runs it: the new content of a
+ * rewritten entry (a Mach-O file), in pieces for deflating, else null.
+ */
+function runTask(kind: Kind, bytes: Buffer, task: ReadTask): Rewrite[] | null {
+  if (task.type === 'chunks') {
+    for (let at = task.start; at < task.end; at += CHUNK) createHash('sha256').update(bytes.subarray(at, Math.min(task.end, at + CHUNK))).digest();
+    return null;
+  }
+  const { entry } = task;
+  const raw = bytes.subarray(entry.dataOffset, entry.dataOffset + entry.compressedSize);
+  const content = entry.method === 0 ? raw : inflateRawSync(raw);
+  if (kind === 'apk') {
+    createHash('sha256').update(content).digest();
+    return null;
+  }
+  if (!(content.length >= 4 && MACHO_MAGICS.has(content.readUInt32BE(0)))) {
+    createHash('sha1').update(content).digest();
+    createHash('sha256').update(content).digest();
+    return null;
+  }
+  // One-shot: ~15 % faster on 4 KiB pages than a Hash object per page.
+  for (let at = 0; at < content.length; at += PAGE) hash('sha256', content.subarray(at, at + PAGE), 'buffer');
+  if (task.sealed) {
+    createHash('sha1').update(content).digest();
+    createHash('sha256').update(content).digest();
+  }
+  crc32(content);
+  // What the input's deflate saved decides: almost nothing (< 0.5 %, random or packed code) →
+  // stored, which keeps the ratio within 0.5 %; otherwise deflated again.
+  const method = entry.method === 0 || entry.compressedSize >= 0.995 * entry.uncompressedSize ? 0 : 8;
+  const pieces: Rewrite[] = [];
+  for (let at = 0; at < content.length; at += PIECE) pieces.push({ piece: content.subarray(at, Math.min(content.length, at + PIECE)), method });
+  return pieces;
 }
 
 function deflatePiece(piece: Uint8Array, method: number): Uint8Array {
@@ -343,7 +342,7 @@ class Dispatcher {
 
 function workerLoop(): void {
   const { kind, shared } = workerData as { kind: Kind; shared: SharedArrayBuffer };
-  const state = worker(kind, Buffer.from(shared));
+  const bytes = Buffer.from(shared);
   parentPort!.on('message', (tasks: Task[]) => {
     const rewrites: Array<[string, Rewrite[]]> = [];
     const deflated: Array<{ id: number; piece: Uint8Array }> = [];
@@ -356,7 +355,8 @@ function workerLoop(): void {
         if (piece.byteOffset === 0 && piece.byteLength === piece.buffer.byteLength && !transfer.includes(piece.buffer as ArrayBuffer)) transfer.push(piece.buffer as ArrayBuffer);
         continue;
       }
-      for (const [name, pieces] of state.run(task).rewrites) rewrites.push([name, inSharedMemory(pieces)]);
+      const pieces = runTask(kind, bytes, task);
+      if (pieces !== null && task.type === 'entry') rewrites.push([task.entry.name, inSharedMemory(pieces)]);
     }
     parentPort!.postMessage({ rewrites, deflated }, transfer);
   });

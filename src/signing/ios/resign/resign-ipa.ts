@@ -164,7 +164,12 @@ export async function resignIpaProved(source: DataSource, sink: DataSink, option
   // header in place (DataSink.writeAt). A sink that cannot would need a data descriptor, which
   // some iOS installers do not accept for stored entries, so such sinks get the in-memory path.
   const streamAbove = sink.writeAt === undefined ? Infinity : options.streamAbove ?? STREAM_ABOVE;
-  const sealable = new PathIndex(new Set([...layout.appFiles.map((e) => e.name), ...layout.postOrder.flatMap((b) => [b.dir + CODE_RESOURCES_FILE, ...(profiles.has(b) ? [b.dir + PROFILE_FILE] : [])])]));
+  const sealable = new PathIndex(
+    new Set([
+      ...layout.appFiles.map((entry) => entry.name),
+      ...layout.postOrder.flatMap((bundle) => [bundle.dir + CODE_RESOURCES_FILE, ...(profiles.has(bundle) ? [bundle.dir + PROFILE_FILE] : [])]),
+    ]),
+  );
   const context: Context = { zip, layout, infos, profiles, records, sealable, scan, options, signal, signingTime, pool, reports: new Map(), streamAbove, copiedNames, unsigned };
   let counts: { rewritten: number; added: number };
   try {
