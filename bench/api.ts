@@ -6,8 +6,8 @@
 //   npm run bench:api [-- --duration=10 --rounds=2 --signet-dir=<another checkout to compare>]
 // The limits that would throttle a load test are raised for the bench's own key: SIGNET_RATE_LIMIT
 // and the pending-task quota (every POST creates a task that stays pending with no worker).
-import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
+import { rmSync } from 'node:fs';
 import { loadavg } from 'node:os';
 import net from 'node:net';
 import path from 'node:path';
@@ -40,7 +40,7 @@ async function start(cwd: string, args: string[], env: Record<string, string>, r
   return { child, url, lines };
 }
 
-/** A port that was free a moment ago (Signet logs at warn here, so it never prints its URL). */
+/** A port that was free a moment ago, chosen here so that the URL is known before the server is up. */
 async function freePort(): Promise<number> {
   const server = net.createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -53,30 +53,28 @@ const work = testOutputDir('bench-api');
 rmSync(work, { recursive: true, force: true });
 const dataDir = path.join(work, 'signet');
 const port = await freePort();
-const signet = await start(
-  signetDir,
-  [...productionNodeFlags(), 'bin/signet', 'serve'],
-  {
-    SIGNET_DATA_DIR: dataDir,
-    SIGNET_PORT: String(port),
-    SIGNET_HOST: '127.0.0.1',
-    SIGNET_WORKER_CONCURRENCY: '0',
-    SIGNET_LOG_LEVEL: 'warn',
-    SIGNET_RATE_LIMIT: '1000000/s,1000000',
-    SIGNET_QUOTA_PENDING_TASKS: '0',
-  },
-  // Ready once the API key is out (file or stdout), then /healthz answers.
-  (line) => (/first-start-api-key|^sk_/.test(line) ? `http://127.0.0.1:${port}` : null),
-);
+const serverEnv = {
+  SIGNET_DATA_DIR: dataDir,
+  SIGNET_PORT: String(port),
+  SIGNET_HOST: '127.0.0.1',
+  SIGNET_WORKER_CONCURRENCY: '0',
+  SIGNET_LOG_LEVEL: 'warn',
+  SIGNET_RATE_LIMIT: '1000000/s,1000000',
+  SIGNET_QUOTA_PENDING_TASKS: '0',
+};
+// The bench's key, made as an operator would (the server makes none on its first start).
+const key = execFileSync(process.execPath, [...productionNodeFlags(), 'bin/signet', 'keys', 'create', '--account', 'default', '--label', 'bench:api'], {
+  cwd: signetDir,
+  env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...serverEnv },
+  encoding: 'utf8',
+}).trim();
+if (!/^sk_/.test(key)) throw new Error(`signet keys create printed no key: ${key}`);
+const signet = await start(signetDir, [...productionNodeFlags(), 'bin/signet', 'serve'], serverEnv, (line) => (/listening on port/.test(line) ? `http://127.0.0.1:${port}` : null));
 for (let i = 0; ; i += 1) {
   if ((await fetch(`${signet.url}/healthz`).then((r) => r.status, () => 0)) === 200) break;
   if (i > 300) throw new Error('signet did not come up');
   await new Promise((resolve) => setTimeout(resolve, 100));
 }
-// The key: a file in the data dir (this build), or a stdout line (older builds printed it there).
-const keyFile = path.join(dataDir, 'first-start-api-key.txt');
-const key = existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : signet.lines.find((l) => /^sk_/.test(l));
-if (!key) throw new Error('no first-start key');
 const bare = await start(repoRoot, ['bench/bare-api-server.ts'], {}, (line) => (line.startsWith('BARE_URL ') ? line.slice('BARE_URL '.length) : null));
 
 // One certificate, one upload, one task: what the two routes work on.
