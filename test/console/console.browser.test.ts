@@ -51,7 +51,11 @@ describe('console in chromium', { skip: skipBrowser }, () => {
     const page = await ctx.newPage();
     await page.goto(`${server.url}/`);
     await page.waitForURL(/\/setup$/);
-    assert.match(await page.locator('main').innerText(), /setup link/i, 'without the token the page says where the link is');
+    // The view shows "Loading…" until the server has answered whether a token is needed: wait
+    // for the text rather than reading it at once (it raced on a fast machine).
+    const main = page.locator('main');
+    await main.filter({ hasText: /setup link/i }).waitFor({ timeout: 15_000 }).catch(() => undefined);
+    assert.match(await main.innerText(), /setup link/i, 'without the token the page says where the link is');
 
     // Screenshots of the setup form in both languages and widths, before it is used.
     for (const language of ['en', 'zh-CN'] as const) {
