@@ -3,7 +3,7 @@
 // SIGTERM shuts down cleanly, aborting uploads in flight (nothing partial left) and handing a
 // running task back to the queue, which finishes it after the restart.
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -17,8 +17,12 @@ import { testPki } from '../support/pki.ts';
 import { freshDataDir, spawnServer, type ChildServer } from '../support/server.ts';
 
 let running: ChildServer | null = null;
+// Servers started by serveOnce: a failed assertion must not leave one running, or its pipes keep
+// this test file's process alive and the whole run waits for it.
+const started = new Set<ChildProcess>();
 after(async () => {
   await running?.stop('SIGKILL');
+  for (const child of started) child.kill('SIGKILL');
 });
 
 function files(dir: string): string[] {
@@ -41,16 +45,28 @@ function files(dir: string): string[] {
   return out.sort();
 }
 
+/** The first of `lines` (still being filled) matching `pattern`, once it is there (up to 10 s). */
+async function lineMatching(lines: readonly string[], pattern: RegExp): Promise<string | undefined> {
+  for (let waited = 0; waited < 10_000; waited += 50) {
+    const found = lines.find((l) => pattern.test(l.trim()));
+    if (found !== undefined) return found;
+    await sleep(50);
+  }
+  return undefined;
+}
+
 async function serveOnce(dataDir: string): Promise<{ lines: string[]; errors: string[]; url: string; stop: () => Promise<number | null> }> {
   const child = spawn(path.join(repoRoot, 'bin/signet'), ['serve'], {
     cwd: repoRoot,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', SIGNET_DATA_DIR: dataDir, SIGNET_PORT: '0', SIGNET_HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
+  started.add(child);
   const lines: string[] = [];
   const errors: string[] = [];
   createInterface({ input: child.stderr }).on('line', (line) => errors.push(line));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  exited.then(() => started.delete(child));
   const url = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout }).on('line', (line) => {
       lines.push(line);
@@ -70,7 +86,9 @@ it('is what `npm start` runs', () => {
 it('prints a one-time setup link on the terminal (not the log) until the owner exists, and logs JSON without secrets', async () => {
   const dataDir = freshDataDir('serve');
   const first = await serveOnce(dataDir);
-  const linkLine = first.errors.find((l) => /\/setup\?token=[A-Za-z0-9_-]{43}$/.test(l.trim()));
+  // stdout (where "listening" is logged) and stderr (the link) are separate pipes: the link may
+  // arrive a moment after the log line.
+  const linkLine = await lineMatching(first.errors, /\/setup\?token=[A-Za-z0-9_-]{43}$/);
   assert.ok(linkLine, first.errors.join('\n'));
   const link = new URL(linkLine.trim());
   const token = link.searchParams.get('token')!;
