@@ -16,7 +16,7 @@ import autocannon from 'autocannon';
 import { tinyApk } from '../test/support/app-packages.ts';
 import { repoRoot, testOutputDir } from '../test/support/fixtures.ts';
 import { testPki } from '../test/support/pki.ts';
-import { productionNodeFlags } from '../test/support/server.ts';
+import { productionEnv, productionNodeFlags } from '../test/support/server.ts';
 
 const arg = (name: string, fallback: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const duration = Number(arg('duration', '10'));
@@ -54,6 +54,7 @@ rmSync(work, { recursive: true, force: true });
 const dataDir = path.join(work, 'signet');
 const port = await freePort();
 const serverEnv = {
+  ...productionEnv(),
   SIGNET_DATA_DIR: dataDir,
   SIGNET_PORT: String(port),
   SIGNET_HOST: '127.0.0.1',

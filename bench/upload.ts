@@ -15,7 +15,7 @@ import type { Readable } from 'node:stream';
 import { streamUpload, type ApiResponse } from '../test/support/api-client.ts';
 import { streamedApk } from '../test/support/app-packages.ts';
 import { repoRoot, testOutputDir } from '../test/support/fixtures.ts';
-import { productionNodeFlags } from '../test/support/server.ts';
+import { productionEnv, productionNodeFlags } from '../test/support/server.ts';
 
 const SIZE = Number(process.argv.find((a) => a.startsWith('--size='))?.slice('--size='.length) ?? 512) * 1024 * 1024;
 const rounds = Number(process.argv.find((a) => a.startsWith('--rounds='))?.slice('--rounds='.length) ?? 3);
@@ -83,10 +83,10 @@ async function tusUpload(url: string, key: string, fileName: string, size: numbe
 const work = testOutputDir('bench-upload');
 rmSync(work, { recursive: true, force: true });
 
-// Exactly what `npm start` runs: bin/signet (its V8 flags, its compile cache) with `serve`.
+// Exactly what `npm start` runs: bin/signet (its V8 flags, its glibc settings, its compile cache) with `serve`.
 const signet = await start(
   [...productionNodeFlags(), 'bin/signet', 'serve'],
-  { SIGNET_DATA_DIR: path.join(work, 'signet'), SIGNET_PORT: '0', SIGNET_HOST: '127.0.0.1', SIGNET_WORKER_CONCURRENCY: '0' },
+  { ...productionEnv(), SIGNET_DATA_DIR: path.join(work, 'signet'), SIGNET_PORT: '0', SIGNET_HOST: '127.0.0.1', SIGNET_WORKER_CONCURRENCY: '0' },
   (line) => (line.includes('"signet listening"') ? (JSON.parse(line) as { url: string }).url : null),
 );
 // An API key made as an operator makes one (`signet keys create`), on the server's data dir.

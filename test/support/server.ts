@@ -74,6 +74,13 @@ export async function startTestServer(options: { env?: Record<string, string>; o
  * (`npm start` is `./bin/signet serve`), so child servers in tests and benches run exactly like
  * production.
  */
+/** The environment variables bin/signet's shebang sets (glibc's malloc settings), as NAME -> value. */
+export function productionEnv(): Record<string, string> {
+  const shebang = readFileSync(path.join(repoRoot, 'bin/signet'), 'utf8').split('\n')[0] ?? '';
+  const words = shebang.replace(/^#!\S*env\s+(-S\s+)?/, '').split(/\s+/);
+  return Object.fromEntries(words.slice(0, words.indexOf('node')).filter((w) => w.includes('=')).map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]));
+}
+
 export function productionNodeFlags(): string[] {
   const shebang = readFileSync(path.join(repoRoot, 'bin/signet'), 'utf8').split('\n')[0] ?? '';
   const words = shebang.replace(/^#!\S*env\s+(-S\s+)?/, '').split(/\s+/);
