@@ -16,7 +16,7 @@ import autocannon from 'autocannon';
 import { tinyApk } from '../test/support/app-packages.ts';
 import { repoRoot, testOutputDir } from '../test/support/fixtures.ts';
 import { testPki } from '../test/support/pki.ts';
-import { productionEnv, productionNodeFlags } from '../test/support/server.ts';
+import { productionEnv, productionNodeFlags } from '../test/support/production-node.ts';
 
 const arg = (name: string, fallback: string) => process.argv.find((a) => a.startsWith(`--${name}=`))?.slice(name.length + 3) ?? fallback;
 const duration = Number(arg('duration', '10'));

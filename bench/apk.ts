@@ -57,6 +57,7 @@ if (process.argv[2] === '--engine-child') {
 }
 
 const { sharedFixture } = await import('../test/support/fixtures.ts');
+const { productionEnv, productionNodeFlags } = await import('../test/support/production-node.ts');
 const base = sharedFixture('android/apksig/golden/golden-aligned-in.apk');
 const key = sharedFixture('android/keys/apksig/rsa-2048.pk8');
 const cert = sharedFixture('android/keys/apksig/rsa-2048.x509.pem');
@@ -97,13 +98,11 @@ try {
   // compile cache of its own so that the warm-up run, not an earlier session, fills it.
   const env = { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`, NODE_COMPILE_CACHE: path.join(dir, 'compile-cache') };
   const bin = path.join(repoRoot, 'bin', 'signet');
-  // The shebang: `#!/usr/bin/env -S [NAME=value...] node [flags...]`; the engine row runs with both.
-  const shebang = /^#!\/usr\/bin\/env -S (.*?)\bnode (.*)$/m.exec(readFileSync(bin, 'utf8'));
-  const flags = shebang?.[2]?.split(' ') ?? [];
-  const engineEnv = { ...env, ...Object.fromEntries((shebang?.[1]?.trim().split(' ').filter(Boolean) ?? []).map((pair) => pair.split('=', 2) as [string, string])) };
-  // The floor runs with bin/signet's glibc settings but not its V8 flags, which are tuned for
-  // signet's memory and made the floor slower (bench/floor.ts).
-  const floorEnv = engineEnv;
+  // The engine row runs with bin/signet's shebang: its V8 flags and its glibc settings. The floor
+  // gets the glibc settings only: the V8 flags are tuned for signet's memory and made the floor
+  // slower (bench/floor.ts).
+  const flags = productionNodeFlags();
+  const engineEnv = { ...env, ...productionEnv() };
   // The same key and certificate as the CLI rows, uploaded the way a user does (key + certificate).
   // The service never sees the key's file name, which apksigner and signet sign name the v1
   // signature files after (META-INF/RSA-2048.*): the alias names them alike, so that the
@@ -122,8 +121,8 @@ try {
     const viaService = asMeasure(await service.run(input));
     const google = await timed('apksigner', ['sign', '--key', key, '--cert', cert, '--v4-signing-enabled', 'false', '--in', input, '--out', theirs], env, theirs);
     const alone = await timed(process.execPath, [...flags, new URL(import.meta.url).pathname, '--engine-child', input, engineOut, key, cert], engineEnv, engineOut);
-    const one = await timed(process.execPath, [floorScript, 'apk', input, floorOut, '1'], floorEnv, floorOut);
-    const two = await timed(process.execPath, [floorScript, 'apk', input, floorOut, '2'], floorEnv, floorOut);
+    const one = await timed(process.execPath, [floorScript, 'apk', input, floorOut, '1'], engineEnv, floorOut);
+    const two = await timed(process.execPath, [floorScript, 'apk', input, floorOut, '2'], engineEnv, floorOut);
     const before = baselineRoot === undefined ? undefined : await timed(path.join(baselineRoot, 'bin', 'signet'), ['sign', input, '-o', baselineOut, '--keystore', key, '--cert', cert], { ...env, NODE_COMPILE_CACHE: path.join(dir, 'compile-cache-baseline') }, baselineOut);
     if (measured) {
       if (before !== undefined) baseline.push(before);

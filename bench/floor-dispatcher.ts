@@ -78,7 +78,8 @@ export class Dispatcher {
       const slab = this.#slabs.get(task.slab)!;
       const pieces = rewrites.get(task.entry.name);
       if (pieces !== undefined) this.#rewrite(slab, task.entry, pieces);
-      else unchanged.set(slab, [...(unchanged.get(slab) ?? []), task.entry]);
+      else if (unchanged.has(slab)) unchanged.get(slab)!.push(task.entry);
+      else unchanged.set(slab, [task.entry]);
     }
     for (const [slab, entries] of unchanged) this.#events.unchanged(slab, entries);
     for (const task of batch) {

@@ -107,9 +107,13 @@ export class SlabReader {
     return entry === undefined ? SLAB : Math.max(SLAB, entry.headerOffset - this.#at + MAX_LOCAL_RECORD + entry.compressedSize);
   }
 
-  /** Fills `slab` with the next bytes; null (and `slab` unused) at the central directory. */
-  next(slab: Slab): { slab: Slab; ready: Entry[] } | null {
-    if (this.#at >= this.#cdOffset) return null;
+  /** Whether every byte before the central directory has been read. */
+  get done(): boolean {
+    return this.#at >= this.#cdOffset;
+  }
+
+  /** Fills `slab` with the next bytes (not `done` yet) and lists the entries now whole in it. */
+  next(slab: Slab): { slab: Slab; ready: Entry[] } {
     const at = this.#at;
     let filled = 0;
     if (this.#carried !== null) {

@@ -87,8 +87,8 @@ function onOneCore(kind: Kind, fd: number, entries: Entry[], cdOffset: number, o
   const output: Output = { write: async (data, offset = 0, length = data.length - offset) => void writeSync(outFd, data, offset, length), close: async () => closeSync(outFd) };
   const slabs = new SlabPool(1);
   const reader = new SlabReader(fd, entries, cdOffset);
-  for (let read = reader.next(slabs.acquireNow(reader.need())); read !== null; read = reader.next(slabs.acquireNow(reader.need()))) {
-    const { slab, ready } = read;
+  while (!reader.done) {
+    const { slab, ready } = reader.next(slabs.acquireNow(reader.need()));
     const unchanged: Entry[] = [];
     for (const task of tasksFor(kind, slab, ready, chunks)) {
       const pieces = runTask(kind, slab.bytes, task);
@@ -134,9 +134,8 @@ async function onWorkers(kind: Kind, fd: number, entries: Entry[], cdOffset: num
     },
   });
   const reader = new SlabReader(fd, entries, cdOffset);
-  for (;;) {
+  while (!reader.done) {
     const read = reader.next(await slabs.acquire(reader.need()));
-    if (read === null) break;
     inUse.set(read.slab.id, read.slab);
     pool.add(read.slab, tasksFor(kind, read.slab, read.ready, chunks));
     // Lets the workers' results in, so that they are given more work.

@@ -77,6 +77,7 @@ async function main(): Promise<void> {
   const dir = testOutputDir('bench-ipa');
   mkdirSync(dir, { recursive: true });
   const { testPki } = await import('../test/support/pki.ts');
+  const { productionEnv, productionNodeFlags } = await import('../test/support/production-node.ts');
   const pki = testPki();
   const p12 = path.join(dir, 'dist.p12');
   const profile = path.join(dir, 'inhouse.mobileprovision');
@@ -85,9 +86,9 @@ async function main(): Promise<void> {
   // bin/signet runs with the `node` on PATH (its shebang): make that this Node, with a compile
   // cache of its own that the unmeasured warm-up run fills.
   const env = { ...process.env, PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env.PATH ?? ''}`, NODE_COMPILE_CACHE: path.join(dir, 'compile-cache') };
-  const shebang = /^#!\/usr\/bin\/env -S (.*?)\bnode (.*)$/m.exec(readFileSync(path.join(repoRoot, 'bin', 'signet'), 'utf8'));
-  const flags = shebang?.[2]?.split(' ') ?? [];
-  const engineEnv = { ...env, ...Object.fromEntries((shebang?.[1]?.trim().split(' ').filter(Boolean) ?? []).map((pair) => pair.split('=', 2) as [string, string])) };
+  // The engine row runs with bin/signet's V8 flags and glibc settings, the floor with the latter.
+  const flags = productionNodeFlags();
+  const engineEnv = { ...env, ...productionEnv() };
   // One server for the whole bench, as one runs for many tasks; the warm-up runs load its signers.
   const service = await startServicePath(repoRoot, env, {
     kind: 'ios_enterprise',

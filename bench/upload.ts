@@ -15,7 +15,7 @@ import type { Readable } from 'node:stream';
 import { streamUpload, type ApiResponse } from '../test/support/api-client.ts';
 import { streamedApk } from '../test/support/app-packages.ts';
 import { repoRoot, testOutputDir } from '../test/support/fixtures.ts';
-import { productionEnv, productionNodeFlags } from '../test/support/server.ts';
+import { productionEnv, productionNodeFlags } from '../test/support/production-node.ts';
 
 const SIZE = Number(process.argv.find((a) => a.startsWith('--size='))?.slice('--size='.length) ?? 512) * 1024 * 1024;
 const rounds = Number(process.argv.find((a) => a.startsWith('--rounds='))?.slice('--rounds='.length) ?? 3);

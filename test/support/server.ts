@@ -10,6 +10,7 @@ import { loadConfig } from '../../src/config.ts';
 import { startService, type RunningService, type ServiceOverrides } from '../../src/main/service.ts';
 import { ApiKeyService } from '../../src/services/api-keys.ts';
 import { repoRoot, testOutputDir } from './fixtures.ts';
+import { productionNodeFlags } from './production-node.ts';
 
 const created: string[] = [];
 let cleanupRegistered = false;
@@ -67,24 +68,6 @@ export async function startTestServer(options: { env?: Record<string, string>; o
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
-}
-
-/**
- * The node flags production runs with: those on bin/signet's `#!/usr/bin/env -S node …` line
- * (`npm start` is `./bin/signet serve`), so child servers in tests and benches run exactly like
- * production.
- */
-/** The environment variables bin/signet's shebang sets (glibc's malloc settings), as NAME -> value. */
-export function productionEnv(): Record<string, string> {
-  const shebang = readFileSync(path.join(repoRoot, 'bin/signet'), 'utf8').split('\n')[0] ?? '';
-  const words = shebang.replace(/^#!\S*env\s+(-S\s+)?/, '').split(/\s+/);
-  return Object.fromEntries(words.slice(0, words.indexOf('node')).filter((w) => w.includes('=')).map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]));
-}
-
-export function productionNodeFlags(): string[] {
-  const shebang = readFileSync(path.join(repoRoot, 'bin/signet'), 'utf8').split('\n')[0] ?? '';
-  const words = shebang.replace(/^#!\S*env\s+(-S\s+)?/, '').split(/\s+/);
-  return words.slice(words.indexOf('node') + 1).filter((w) => w.startsWith('--'));
 }
 
 export interface ChildServer {
