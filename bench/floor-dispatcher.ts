@@ -33,6 +33,9 @@ export class Dispatcher {
   readonly #rewrites = new Map<number, { header: Buffer; pieces: Uint8Array[]; missing: number }>();
   readonly #slots = new Map<number, { rewrite: number; index: number }>();
   readonly #finished = Promise.withResolvers<void>();
+  // Pieces deflated for streamed entries (deflate), and who waits for the workers to be idle.
+  readonly #loose = new Map<number, PromiseWithResolvers<Uint8Array>>();
+  #drainWaiters: Array<() => void> = [];
   /** Each busy worker's batch. */
   readonly #sent = new Map<Worker, Task[]>();
   #nextId = 0;
@@ -63,6 +66,24 @@ export class Dispatcher {
     this.#dispatch();
   }
 
+  /** Deflates a piece in shared memory on a worker (floor-stream.ts), after the tasks queued before it. */
+  deflate(piece: Buffer): Promise<Uint8Array> {
+    const id = this.#nextId++;
+    const done = Promise.withResolvers<Uint8Array>();
+    this.#loose.set(id, done);
+    this.#queue.push({ type: 'deflate', piece, id });
+    this.#dispatch();
+    return done.promise;
+  }
+
+  /** Resolves once every task handed over so far is done (and its events fired). */
+  drained(): Promise<void> {
+    return new Promise((resolve) => {
+      this.#drainWaiters.push(resolve);
+      this.#dispatch();
+    });
+  }
+
   /** Resolves once every task added is done. */
   async finish(): Promise<void> {
     this.#adding = false;
@@ -89,6 +110,12 @@ export class Dispatcher {
       if (slab.tasksLeft === 0) this.#events.slabDone(slab);
     }
     for (const { id, piece } of deflated) {
+      const loose = this.#loose.get(id);
+      if (loose !== undefined) {
+        this.#loose.delete(id);
+        loose.resolve(piece);
+        continue;
+      }
       const slot = this.#slots.get(id)!;
       this.#slots.delete(id);
       const rewrite = this.#rewrites.get(slot.rewrite)!;
@@ -131,7 +158,9 @@ export class Dispatcher {
       // Slabs and pieces are shared memory: posted, not copied.
       w.postMessage({ tasks, slabs: [...slabs] });
     }
-    if (!this.#adding && this.#queue.length === 0 && this.#idle.size === this.#workers.length) this.#finished.resolve();
+    if (this.#queue.length > 0 || this.#idle.size < this.#workers.length) return;
+    for (const resolve of this.#drainWaiters.splice(0)) resolve();
+    if (!this.#adding) this.#finished.resolve();
   }
 
   #batch(): Task[] {

@@ -90,15 +90,40 @@ export class SlabReader {
   readonly #fd: number;
   readonly #entries: Entry[];
   readonly #cdOffset: number;
+  readonly #streamAbove: number;
   #next = 0;
   #at = 0;
   // Bytes [at, at + length) already read, at the end of the previous slab.
   #carried: Buffer | null = null;
+  // The index of the next entry to stream (from #next on; entries.length when none is left).
+  #nextStreamed = 0;
 
-  constructor(fd: number, entries: Entry[], cdOffset: number) {
+  /** Entries of `streamAbove` bytes or more (uncompressed) are not read into slabs: see streamNext. */
+  constructor(fd: number, entries: Entry[], cdOffset: number, streamAbove = Infinity) {
     this.#fd = fd;
     this.#entries = entries;
     this.#cdOffset = cdOffset;
+    this.#streamAbove = streamAbove;
+    this.#findStreamed();
+  }
+
+  /** The next entry when it is one to stream and every byte before it has been read; null otherwise. */
+  streamNext(): Entry | null {
+    const entry = this.#entries[this.#next];
+    return this.#next === this.#nextStreamed && entry !== undefined && this.#at === entry.headerOffset ? entry : null;
+  }
+
+  /** Moves past the entry streamNext gave, once the caller has read it (its dataOffset set). */
+  streamed(entry: Entry): void {
+    if (this.#entries[this.#next] !== entry || entry.dataOffset < 0) throw new Error(`${entry.name} was not the entry to stream`);
+    this.#next += 1;
+    this.#at = entry.dataOffset + entry.compressedSize;
+    this.#findStreamed();
+  }
+
+  #findStreamed(): void {
+    this.#nextStreamed = this.#next;
+    while (this.#nextStreamed < this.#entries.length && this.#entries[this.#nextStreamed]!.uncompressedSize < this.#streamAbove) this.#nextStreamed++;
   }
 
   /** The slab size the next read needs: SLAB, or more for an entry that does not fit in one. */
@@ -121,7 +146,8 @@ export class SlabReader {
       filled = this.#carried.copy(slab.bytes, 0);
       this.#carried = null;
     }
-    const readEnd = Math.min(this.#cdOffset, at + slab.bytes.length);
+    // A slab ends where the next entry to stream starts.
+    const readEnd = Math.min(this.#cdOffset, at + slab.bytes.length, this.#entries[this.#nextStreamed]?.headerOffset ?? Infinity);
     for (let position = at + filled; position < readEnd; ) position += readSync(this.#fd, slab.bytes, position - at, readEnd - position, position);
     const ready: Entry[] = [];
     let end = at;

@@ -5,8 +5,8 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { crc32, deflateRawSync, inflateRawSync } from 'node:zlib';
 import { CHUNK, type ChunkPlan, type Entry, type Slab } from './floor-slabs.ts';
 
-const PAGE = 4096;
-const PIECE = 256 * 1024;
+export const PAGE = 4096;
+export const PIECE = 256 * 1024;
 const SAMPLE = 4 * 1024;
 const MAX_STORED = 65535;
 const MACHO_MAGICS = new Set([0xcffaedfe, 0xcefaedfe, 0xcafebabe, 0xfeedfacf]);
@@ -22,10 +22,15 @@ export type Task = ReadTask | { type: 'deflate'; piece: Uint8Array; id: number }
  * content-digest chunks, largest first so that the last task to finish is a small one.
  */
 export function tasksFor(kind: Kind, slab: Slab, entries: readonly Entry[], chunks: ChunkPlan | null): ReadTask[] {
-  const tasks: ReadTask[] = entries.map((entry) => ({ type: 'entry', entry, sealed: kind === 'ios' && entry.name.includes('.framework/'), slab: slab.id, base: slab.start }));
+  const tasks: ReadTask[] = entries.map((entry) => ({ type: 'entry', entry, sealed: kind === 'ios' && isSealed(entry), slab: slab.id, base: slab.start }));
   if (chunks !== null) for (const { start, end } of chunks.ranges(slab)) tasks.push({ type: 'chunks', start, end, slab: slab.id, base: slab.start });
   return tasks.sort((a, b) => cost(b) - cost(a));
 }
+/** An iOS file whose whole-file digests a parent bundle's seal needs (code inside a framework). */
+export function isSealed(entry: Entry): boolean {
+  return entry.name.includes('.framework/');
+}
+
 export interface Rewrite {
   piece: Uint8Array;
   method: number;
@@ -42,12 +47,13 @@ export function runTask(kind: Kind, bytes: Buffer, task: ReadTask): Rewrite[] | 
   }
   const { entry } = task;
   const raw = bytes.subarray(entry.dataOffset - task.base, entry.dataOffset - task.base + entry.compressedSize);
-  const content = entry.method === 0 ? raw : inflateRawSync(raw);
+  // Into one buffer of the content's size: zlib's default 16 KiB chunks are joined by a copy at the end.
+  const content = entry.method === 0 ? raw : inflateRawSync(raw, { chunkSize: Math.max(64, entry.uncompressedSize) });
   if (kind === 'apk') {
     createHash('sha256').update(content).digest();
     return null;
   }
-  if (!(content.length >= 4 && MACHO_MAGICS.has(content.readUInt32BE(0)))) {
+  if (!isMachO(content)) {
     createHash('sha1').update(content).digest();
     createHash('sha256').update(content).digest();
     return null;
@@ -59,12 +65,24 @@ export function runTask(kind: Kind, bytes: Buffer, task: ReadTask): Rewrite[] | 
     createHash('sha256').update(content).digest();
   }
   crc32(content);
-  // What the input's deflate saved decides: almost nothing (< 0.5 %, random or packed code) →
-  // stored, which keeps the ratio within 0.5 %; otherwise deflated again.
-  const method = entry.method === 0 || entry.compressedSize >= 0.995 * entry.uncompressedSize ? 0 : 8;
+  const method = rewriteMethod(entry);
   const pieces: Rewrite[] = [];
   for (let at = 0; at < content.length; at += PIECE) pieces.push({ piece: content.subarray(at, Math.min(content.length, at + PIECE)), method });
   return pieces;
+}
+
+/** Whether a Mach-O file is a Mach-O file: its first four bytes. */
+export function isMachO(content: Buffer): boolean {
+  return content.length >= 4 && MACHO_MAGICS.has(content.readUInt32BE(0));
+}
+
+/**
+ * How a rewritten entry is written: what the input's deflate saved decides. Almost nothing
+ * (< 0.5 %, random or packed code) → stored, which keeps the ratio within 0.5 %; otherwise
+ * deflated again.
+ */
+export function rewriteMethod(entry: Entry): number {
+  return entry.method === 0 || entry.compressedSize >= 0.995 * entry.uncompressedSize ? 0 : 8;
 }
 
 export function deflatePiece(piece: Uint8Array, method: number): Uint8Array {
