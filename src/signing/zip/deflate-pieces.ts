@@ -10,6 +10,13 @@
 // The same bytes whether the content is in memory (deflatePiecesOf) or streamed (deflatePieces):
 // the re-signer's streamed and in-memory paths give identical archives.
 //
+// A stored head (DeflatePiecesOptions.storedHead): the content's first bytes as stored blocks of
+// their own, before the pieces - so that they can be rewritten in place once the stream is written
+// (a re-signed Mach-O file's header records the size of a signature built last; new-entry.ts).
+// The pieces then keep their places in the content: the first ends where it would have
+// (firstPieceAfter), so pieces still fall within the producer's chunks (1 MiB-aligned reads and
+// inflates) instead of each straddling two and being copied together.
+//
 // Level (levelKeepingRatio): given what the input's own deflate achieved on this content, level 1
 // is used when a sample (the first piece) compresses at level 1 within 1 % of that ratio, or
 // within 1 % of the requested level on the sample — several times faster than level 6 and, on
@@ -36,6 +43,8 @@ export interface DeflatePiecesOptions {
   level: number;
   /** compressed / uncompressed size of the input's deflate of this content, if known. */
   targetRatio?: number;
+  /** Bytes at the start written as stored blocks ahead of the pieces (see above); default 0. */
+  storedHead?: number;
 }
 
 /**
@@ -88,6 +97,37 @@ async function firstPiece(piece: Buffer, final: boolean, options: DeflatePiecesO
 
 /** The deflate stream of `data`, in order, compressing up to 4 pieces at once as it reads. */
 export async function* deflatePieces(data: AsyncIterable<Buffer>, options: DeflatePiecesOptions): AsyncGenerator<Buffer> {
+  const storedHead = options.storedHead ?? 0;
+  if (storedHead === 0) return yield* deflateInPieces(data, options);
+  const chunks = data[Symbol.asyncIterator]();
+  const head: Buffer[] = [];
+  let headLength = 0;
+  let next: IteratorResult<Buffer> | undefined;
+  while (headLength < storedHead) {
+    next = await chunks.next();
+    if (next.done === true) break;
+    const take = Math.min(storedHead - headLength, next.value.length);
+    head.push(next.value.subarray(0, take));
+    headLength += take;
+    next = take < next.value.length ? { done: false, value: next.value.subarray(take) } : undefined;
+  }
+  // Final only when nothing follows: the first byte after the head decides.
+  while (next === undefined || (next.done !== true && next.value.length === 0)) next = await chunks.next();
+  yield storedBlocks(Buffer.concat(head, headLength), next.done === true);
+  if (next.done === true) return;
+  const first = next.value;
+  yield* deflateInPieces((async function* () {
+    yield first;
+    for (let more = await chunks.next(); more.done !== true; more = await chunks.next()) yield more.value;
+  })(), options, firstPieceAfter(storedHead));
+}
+
+/** The length of the first piece after a stored head of `head` bytes: up to the next PIECE_SIZE boundary. */
+export function firstPieceAfter(head: number): number {
+  return PIECE_SIZE - (head % PIECE_SIZE);
+}
+
+async function* deflateInPieces(data: AsyncIterable<Buffer>, options: DeflatePiecesOptions, firstSize = PIECE_SIZE): AsyncGenerator<Buffer> {
   let level: Promise<number> | undefined;
   const inflight: Array<Promise<Buffer>> = [];
   const submit = (piece: Buffer, final: boolean): void => {
@@ -106,6 +146,7 @@ export async function* deflatePieces(data: AsyncIterable<Buffer>, options: Defla
   let held: Buffer | undefined;
   let pending: Buffer[] = [];
   let pendingLength = 0;
+  let completed = 0;
   try {
     for await (const chunk of data) {
       let at = 0;
@@ -115,15 +156,17 @@ export async function* deflatePieces(data: AsyncIterable<Buffer>, options: Defla
           held = undefined;
           if (inflight.length >= PARALLEL) yield await inflight.shift()!;
         }
-        const take = Math.min(PIECE_SIZE - pendingLength, chunk.length - at);
+        const size = completed === 0 ? firstSize : PIECE_SIZE;
+        const take = Math.min(size - pendingLength, chunk.length - at);
         // Not copied (as a zlib stream holds what it is written): producers hand over their chunks.
         pending.push(chunk.subarray(at, at + take));
         pendingLength += take;
         at += take;
-        if (pendingLength === PIECE_SIZE) {
+        if (pendingLength === size) {
           held = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingLength);
           pending = [];
           pendingLength = 0;
+          completed++;
         }
       }
     }
@@ -146,12 +189,16 @@ async function deflatePiece(piece: Buffer, final: boolean, level: number): Promi
  * the data is copied once, not once per piece and again to join them.
  */
 export async function deflatePiecesOf(pieces: readonly Buffer[], options: DeflatePiecesOptions): Promise<Buffer> {
-  const first = await firstPiece(pieces[0]!, pieces.length === 1, options);
-  const level = first.level;
+  // With a stored head, `pieces` starts with it (left undefined below: written as stored blocks).
+  const start = (options.storedHead ?? 0) > 0 ? 1 : 0;
+  if (start === 1 && pieces[0]?.length !== options.storedHead) throw new RangeError(`the first piece must be the ${options.storedHead}-byte stored head`);
   const compressed: Array<Buffer | undefined> = new Array(pieces.length);
+  if (start === pieces.length) return storedBlocks(pieces[0]!, true);
+  const first = await firstPiece(pieces[start]!, pieces.length === start + 1, options);
+  const level = first.level;
   // The first piece's stream is the decision's sample (stored blocks included: copied as they are).
-  compressed[0] = first.out;
-  let next = 1;
+  compressed[start] = first.out;
+  let next = start + 1;
   const lane = async (): Promise<void> => {
     while (next < pieces.length) {
       const i = next++;
@@ -189,7 +236,8 @@ function writeStoredBlocks(piece: Buffer, final: boolean, out: Buffer, start: nu
   return at;
 }
 
-function storedBlocks(piece: Buffer, final: boolean): Buffer {
+/** `piece` as stored blocks (also the bytes that replace a stored head in place). */
+export function storedBlocks(piece: Buffer, final: boolean): Buffer {
   const out = Buffer.allocUnsafe(storedBlocksSize(piece.length));
   writeStoredBlocks(piece, final, out, 0);
   return out;

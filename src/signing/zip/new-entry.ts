@@ -6,7 +6,8 @@ import { promisify } from 'node:util';
 import { crc32, createDeflateRaw, deflateRaw } from 'node:zlib';
 import type { DataSink } from '../data-sink.ts';
 import { SigningError } from '../errors.ts';
-import { deflatePieces, type DeflatePiecesOptions } from './deflate-pieces.ts';
+import { crc32Combine } from './crc32-combine.ts';
+import { deflatePieces, storedBlocks, type DeflatePiecesOptions } from './deflate-pieces.ts';
 import { alignedExtra, defaultAlignment, type AlignmentPolicy } from './alignment.ts';
 import { DATA_DESCRIPTOR_SIGNATURE, FLAG_DATA_DESCRIPTOR, FLAG_UTF8, HOST_UNIX, LOCAL_HEADER_SIZE, METHOD_DEFLATED, METHOD_STORED, ZIP64_MARKER_32, dateToDos, writeU64 } from './format.ts';
 import { buildCentralRecord, buildLocalHeader, needs64, VERSION_DEFAULT, VERSION_ZIP64, withZip64Field } from './headers.ts';
@@ -54,6 +55,14 @@ export interface NewEntryOptions {
   pieces?: DeflatePiecesOptions;
   /** Already-deflated data (e.g. from a reference deflater for byte parity): give its CRC and size. */
   precompressed?: { crc32: number; uncompressedSize: number };
+  /**
+   * The streamed data's first `length` bytes are stand-ins, final only once the data has ended
+   * (a re-signed Mach-O file's header records the size of the signature built last): written as
+   * they come - stored, or as deflate stored blocks ahead of the `pieces` (deflate-pieces.ts) -
+   * then replaced in place by `final()`'s bytes of the same length (DataSink.writeAt), the CRC-32
+   * made up from theirs and the rest's (crc32-combine.ts).
+   */
+  provisionalHead?: { length: number; final: () => Buffer };
 }
 
 interface Context {
@@ -104,6 +113,10 @@ export async function writeNewEntry(sink: DataSink, name: string, data: NewEntry
   const localZip64 = options.forceZip64 === true || (known !== null ? needs64(known.size) || needs64(known.payload.length) : (options.size ?? 0) >= ZIP64_STREAM_THRESHOLD);
   if ((localZip64 || needs64(offset)) && !context.allowZip64) throw new SigningError('zip_unsupported', `entry ${JSON.stringify(name)} needs Zip64, which is not allowed for this archive`);
   const canPatch = known === null && sink.writeAt !== undefined;
+  const head = options.provisionalHead;
+  if (head !== undefined && (known !== null || !canPatch || (method === METHOD_DEFLATED && options.pieces === undefined))) {
+    throw new RangeError('a provisional head needs streamed data, a sink that can patch, and deflate pieces when deflated');
+  }
   const descriptor = known === null && !canPatch;
   const flags = FLAG_UTF8 | (descriptor ? FLAG_DATA_DESCRIPTOR : 0);
 
@@ -128,7 +141,9 @@ export async function writeNewEntry(sink: DataSink, name: string, data: NewEntry
     ({ crc, size } = known);
     compressedSize = known.payload.length;
   } else {
-    ({ crc, size, compressedSize } = await streamBody(sink, data as AsyncIterable<Buffer>, method, options.level ?? 6, options.pieces));
+    const pieces = options.pieces === undefined ? undefined : { ...options.pieces, ...(head === undefined ? {} : { storedHead: head.length }) };
+    ({ crc, size, compressedSize } = await streamBody(sink, data as AsyncIterable<Buffer>, method, options.level ?? 6, pieces, head?.length ?? 0));
+    if (head !== undefined) crc = await replaceHead(sink, dataOffset, method, head, crc, size);
     if (isDirectory && size > 0) throw new RangeError(`directory entry ${JSON.stringify(name)} must be empty`);
     if (!localZip64 && (needs64(size) || needs64(compressedSize))) {
       throw new SigningError('zip_unsupported', `streamed entry ${JSON.stringify(name)} grew past 4 GiB; pass options.size so Zip64 can be reserved`);
@@ -171,16 +186,34 @@ export async function writeNewEntry(sink: DataSink, name: string, data: NewEntry
   return { name, localHeaderOffset: offset, dataOffset, method, crc32: crc >>> 0, compressedSize, uncompressedSize: size, centralRecord };
 }
 
-/** Streams `data` to the sink (deflating if asked), counting sizes and the CRC as it goes. */
-async function streamBody(sink: DataSink, data: AsyncIterable<Buffer>, method: number, level: number, pieces?: NewEntryOptions['pieces']): Promise<{ crc: number; size: number; compressedSize: number }> {
+/**
+ * Puts the final head in place of the provisional one (stored: as it is; deflated: as the stored
+ * blocks it was written as) and returns the entry's CRC-32, from the head's and `restCrc`.
+ */
+async function replaceHead(sink: DataSink, dataOffset: number, method: number, head: { length: number; final: () => Buffer }, restCrc: number, size: number): Promise<number> {
+  if (size < head.length) throw new RangeError(`the data ended after ${size} bytes, inside its ${head.length}-byte provisional head`);
+  const final = head.final();
+  if (final.length !== head.length) throw new RangeError(`the final head is ${final.length} bytes, not the ${head.length} written`);
+  await sink.writeAt!(dataOffset, method === METHOD_STORED ? final : storedBlocks(final, size === head.length));
+  return crc32Combine(crc32(final), restCrc, size - head.length);
+}
+
+/**
+ * Streams `data` to the sink (deflating if asked), counting sizes and the CRC as it goes; the CRC
+ * leaves out the first `skip` bytes (a provisional head, whose CRC is added once it is final).
+ */
+async function streamBody(sink: DataSink, data: AsyncIterable<Buffer>, method: number, level: number, pieces: NewEntryOptions['pieces'], skip: number): Promise<{ crc: number; size: number; compressedSize: number }> {
   let crc = 0;
   let size = 0;
   let compressedSize = 0;
+  const count = (chunk: Buffer): void => {
+    crc = size >= skip ? crc32(chunk, crc) : chunk.length > skip - size ? crc32(chunk.subarray(skip - size), crc) : crc;
+    size += chunk.length;
+  };
   if (method === METHOD_DEFLATED && pieces !== undefined) {
     const counted = (async function* () {
       for await (const chunk of data) {
-        crc = crc32(chunk, crc);
-        size += chunk.length;
+        count(chunk);
         yield chunk;
       }
     })();
@@ -192,8 +225,7 @@ async function streamBody(sink: DataSink, data: AsyncIterable<Buffer>, method: n
   }
   if (method === METHOD_STORED) {
     for await (const chunk of data) {
-      crc = crc32(chunk, crc);
-      size += chunk.length;
+      count(chunk);
       await sink.write(chunk);
     }
     return { crc, size, compressedSize: size };
@@ -202,8 +234,7 @@ async function streamBody(sink: DataSink, data: AsyncIterable<Buffer>, method: n
   const feed = (async () => {
     try {
       for await (const chunk of data) {
-        crc = crc32(chunk, crc);
-        size += chunk.length;
+        count(chunk);
         // events.once rejects if the deflater errors while we wait.
         if (!deflater.write(chunk)) await once(deflater, 'drain');
       }

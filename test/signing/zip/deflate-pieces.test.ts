@@ -37,6 +37,24 @@ describe('deflatePieces', () => {
     }
   });
 
+  it('writes a stored head ahead of the pieces, streamed or in memory alike', async () => {
+    for (const size of [0, 100, 3000, 3001, 256 * 1024 + 3000, 700 * 1024]) {
+      const data = codeLike(size);
+      const head = Math.min(3000, size);
+      for (const chunk of [1000, 64 * 1024]) {
+        const out = await collect(deflatePieces(chunked(data, chunk), { level: 6, targetRatio: 0.5, storedHead: head }));
+        assert.ok(inflateRawSync(out).equals(data), `size ${size}, chunk ${chunk}`);
+        // The head's bytes lie as they are after the stored block's 5-byte header, in place.
+        assert.ok(out.subarray(5, 5 + head).equals(data.subarray(0, head)), `size ${size}: stored head`);
+        // After the head, the pieces keep their places: the first ends at PIECE_SIZE.
+        const ends = [head, ...Array.from({ length: Math.ceil(size / PIECE_SIZE) }, (_, i) => Math.min(size, (i + 1) * PIECE_SIZE))].filter((end, i, all) => i === 0 || end > all[i - 1]!);
+        const pieces = ends.map((end, i) => data.subarray(i === 0 ? 0 : ends[i - 1]!, end));
+        assert.ok((await deflatePiecesOf(pieces, { level: 6, targetRatio: 0.5, storedHead: head })).equals(out), `size ${size}, chunk ${chunk}: in memory`);
+      }
+    }
+    await assert.rejects(deflatePiecesOf([Buffer.alloc(10)], { level: 6, storedHead: 11 }), RangeError);
+  });
+
   it('uses level 1 when it keeps the target ratio, the given level when it does not', async () => {
     // Text that level 9 compresses far better than level 1, the same all through.
     const data = Buffer.from(Array.from({ length: 40_000 }, (_, i) => `line ${i % 97} of a text that level 9 compresses better ${(i * 7) % 13}\n`).join(''));

@@ -90,6 +90,28 @@ describe('ZipWriter: new entries', () => {
     pythonCheck(save('descriptors.zip', bytes));
   });
 
+  test('a provisional head is replaced in place once the data has ended: stored and deflated, CRC made up', async () => {
+    const content = Buffer.concat([Buffer.alloc(3000, 7), Buffer.from('code '.repeat(200_000))]);
+    const final = Buffer.alloc(3000, 9);
+    const expected = Buffer.concat([final, content.subarray(3000)]);
+    const sink = new MemorySink();
+    const w = new ZipWriter(sink);
+    const head = { length: 3000, final: () => final };
+    await w.addEntry('stored.bin', chunksOf(content, 64 * 1024), { method: 'stored', provisionalHead: head });
+    await w.addEntry('deflated.bin', chunksOf(content, 64 * 1024), { method: 'deflate', pieces: { level: 6 }, provisionalHead: head });
+    await w.finish();
+    const bytes = sink.toBuffer();
+    // The reader checks each entry's CRC-32 and size against its content.
+    const files = await readAll(await openBuffer(bytes));
+    assert.ok(files.get('stored.bin')!.equals(expected));
+    assert.ok(files.get('deflated.bin')!.equals(expected));
+    unzipTest(save('provisional-head.zip', bytes));
+    // What cannot be patched, or a head of another length, is refused.
+    await assert.rejects(new ZipWriter(new AppendOnlySink()).addEntry('x', chunksOf(content, 1000), { method: 'stored', provisionalHead: head }), RangeError);
+    await assert.rejects(new ZipWriter(new MemorySink()).addEntry('x', chunksOf(content, 1000), { method: 'deflate', provisionalHead: head }), RangeError);
+    await assert.rejects(new ZipWriter(new MemorySink()).addEntry('x', chunksOf(content, 1000), { method: 'stored', provisionalHead: { length: 3000, final: () => Buffer.alloc(10) } }), RangeError);
+  });
+
   test('output is deterministic', async () => {
     const make = async (): Promise<Buffer> => {
       const sink = new MemorySink();

@@ -22,7 +22,7 @@ import { FAT_MAGIC, FAT_MAGIC_64 } from '../macho/constants.ts';
 import { codeSignatureCommand } from '../macho/inspect.ts';
 import { isMachO, parseSlice } from '../macho/parse.ts';
 import type { HashType } from './digest.ts';
-import { prepareMachO, type SignMachOOptions } from './sign.ts';
+import { prepareMachO, type PreparedMachO, type SignMachOOptions } from './sign.ts';
 import { prepareSlice, type CodeDirectoryDigest, type PreparedSlice } from './sign-slice.ts';
 
 /** Random access for the few bytes the plan needs, plus one sequential pass over the whole file. */
@@ -37,14 +37,19 @@ export interface MachOStreamInput {
 export interface MachOStreamSigner {
   readonly identifier: string;
   readonly arch: string;
-  /** Size of the signed file. */
+  /** Size of the signed file (with a layout fixed at the end, an estimate until then). */
   readonly size: number;
+  /** Length of the signed file's header and load commands: its first chunk. */
+  readonly headLength: number;
   /**
-   * The signed file's bytes, in order, the same as signMachO(...).chunks joined. Iterate once;
-   * `codeDirectories` and `digests` are set once it is exhausted.
-   * The input is read once, as it is iterated.
+   * The signed file's bytes, in order, the same as signMachO(...).chunks joined — except that with
+   * `layoutAtEnd` the first `headLength` bytes are zeros standing in for the header, which `head`
+   * gives once the chunks are exhausted. Iterate once; `codeDirectories` and `digests` are set
+   * once it is exhausted. The input is read once, as it is iterated.
    */
   chunks(): AsyncGenerator<Buffer>;
+  /** The signed header and load commands (with `layoutAtEnd`, only once the chunks are exhausted). */
+  head(): Buffer;
   codeDirectories: CodeDirectoryDigest[] | undefined;
   /** Digests of the whole signed file, by name, as asked for in `fileDigests`. */
   digests: Map<string, Buffer> | undefined;
@@ -83,42 +88,80 @@ export interface StreamingSignerOptions {
    * Only their values may change, not which slots are present: the layout is already fixed.
    */
   beforeSignature?: () => Promise<void>;
+  /**
+   * The options, from the stand-in with its old signature, decided once the file has streamed
+   * past (the `options` given fix a provisional layout). For a file opened without its old
+   * signature because reaching it costs a pass of its own (a deflated zip entry): the signature
+   * arrives last in the stream anyway, and of the header it decides only the signature's size,
+   * so the code streams and is page-hashed first while the header, and the pages it shares,
+   * wait for the end (see layoutAtEnd below). Not with `fileDigests`, which need the header first.
+   */
+  layoutAtEnd?: (standIn: Buffer) => SignMachOOptions;
 }
 
 /** Fixes the signed layout of an opened file, as signMachO would with these options. */
 export function streamingSigner(stream: MachOStream, options: SignMachOOptions, streaming: StreamingSignerOptions = {}): MachOStreamSigner {
   const fileDigests = streaming.fileDigests ?? [];
-  const { input } = stream;
-  const prepared = prepareMachO(stream.standIn, options);
-  if (prepared.file.kind !== 'thin') throw new Error('internal: a fat file was opened for streaming');
-  const slice = prepareSlice(prepared.file.slice, prepared.slices[0]!.plan);
+  const { input, standIn } = stream;
+  let prepared = prepareMachO(standIn, options);
+  let slice = preparedSlice(prepared);
+  const layoutAtEnd = streaming.layoutAtEnd;
+  if (layoutAtEnd !== undefined && (fileDigests.length > 0 || slice.pageSize === 0)) throw new Error('internal: a layout fixed at the end needs no whole-file digests and paged code');
   const signer: MachOStreamSigner = {
-    identifier: prepared.identifier,
+    get identifier() {
+      return prepared.identifier;
+    },
     arch: prepared.slices[0]!.arch,
-    size: slice.size,
+    get size() {
+      return slice.size;
+    },
+    headLength: slice.head.length,
+    head: () => slice.head,
     codeDirectories: undefined,
     digests: undefined,
     chunks: async function* () {
       const wholeFile = fileDigests.map((name) => [name, createHash(name)] as const);
-      const pages = new PageHasher(slice);
+      // With the layout fixed at the end, the pages the header shares are hashed then, from
+      // `leading` (the header, then the code bytes up to the next page boundary).
+      const leading = layoutAtEnd === undefined ? undefined : Buffer.alloc(Math.min(slice.codeLimit, Math.ceil(slice.head.length / slice.pageSize) * slice.pageSize));
+      const pages = new PageHasher(slice, leading?.length ?? 0);
       const emit = (bytes: Buffer, code = true): Buffer => {
         if (code) pages.update(bytes);
         for (const [, h] of wholeFile) h.update(bytes);
         return bytes;
       };
-      yield emit(slice.head);
+      const { head, codeEnd } = slice;
+      yield leading === undefined ? emit(head) : Buffer.alloc(head.length);
       // Input bytes [head.length, codeEnd) pass through; the old header before and the old
       // signature after are read (the source checks its CRC at the end) but not emitted.
       let position = 0;
       for await (const chunk of input.chunks()) {
-        const start = Math.max(position, slice.head.length);
-        const end = Math.min(position + chunk.length, slice.codeEnd);
+        const from = position;
         position += chunk.length;
-        if (end > start) yield emit(chunk.subarray(start - (position - chunk.length), end - (position - chunk.length)));
+        const start = Math.max(from, head.length);
+        const end = Math.min(position, codeEnd);
+        if (end <= start) {
+          if (leading !== undefined && position > codeEnd) keepSignature(standIn, chunk, from, codeEnd);
+          continue;
+        }
+        const code = chunk.subarray(start - from, end - from);
+        if (leading === undefined) yield emit(code);
+        else {
+          // Bytes below `leading` wait for the header; the rest are hashed now.
+          if (start < leading.length) code.copy(leading, start, 0, Math.min(code.length, leading.length - start));
+          if (end > leading.length) pages.update(code.subarray(Math.max(0, leading.length - start)));
+          yield code;
+          if (position > codeEnd) keepSignature(standIn, chunk, from, codeEnd);
+        }
       }
       if (position !== input.size) throw new SigningError('macho_invalid', `The Mach-O file streamed ${position} bytes, not the ${input.size} its header was read from`);
+      if (layoutAtEnd !== undefined) {
+        slice = relayout(slice, (prepared = prepareMachO(standIn, layoutAtEnd(standIn))));
+        slice.head.copy(leading!);
+        pages.hashLeading(leading!);
+      }
       // The tail starts with the zero gap up to the aligned signature, which is code.
-      pages.update(Buffer.alloc(slice.codeLimit - slice.codeEnd));
+      pages.update(Buffer.alloc(slice.codeLimit - Math.max(codeEnd, leading?.length ?? 0)));
       await streaming.beforeSignature?.();
       const { tail, codeDirectories } = slice.finish(pages.finish());
       yield emit(tail, false);
@@ -127,6 +170,29 @@ export function streamingSigner(stream: MachOStream, options: SignMachOOptions, 
     },
   };
   return signer;
+}
+
+function preparedSlice(prepared: PreparedMachO): PreparedSlice {
+  if (prepared.file.kind !== 'thin') throw new Error('internal: a fat file was opened for streaming');
+  return prepareSlice(prepared.file.slice, prepared.slices[0]!.plan);
+}
+
+/**
+ * The layout fixed at the end. Only the signature's size may differ from the provisional one
+ * (it is in the header, emitted as zeros until now): where the code ends, its pages and hash
+ * types, and the header's length are the load commands', whatever the signature holds.
+ */
+function relayout(provisional: PreparedSlice, prepared: PreparedMachO): PreparedSlice {
+  const slice = preparedSlice(prepared);
+  const same = slice.head.length === provisional.head.length && slice.codeEnd === provisional.codeEnd && slice.codeLimit === provisional.codeLimit && slice.pageSize === provisional.pageSize && slice.hashTypes.map((t) => t.name).join() === provisional.hashTypes.map((t) => t.name).join();
+  if (!same) throw new Error('internal: the layout fixed at the end moved the code');
+  return slice;
+}
+
+/** Copies the part of `chunk` (at `position` in the file) from `codeEnd` on - the old signature - into the stand-in. */
+function keepSignature(standIn: Buffer, chunk: Buffer, position: number, codeEnd: number): void {
+  const from = Math.max(position, codeEnd);
+  chunk.copy(standIn, from, from - position);
 }
 
 /** The stand-in: zeros of the file's size, with its real header + load commands and old signature. */
@@ -161,10 +227,13 @@ class PageHasher {
   private fed = 0;
   private readonly limit: number;
 
-  constructor(slice: PreparedSlice) {
+  /** `from`: the bytes before it are hashed later, by hashLeading (a whole number of pages, or the limit). */
+  constructor(slice: PreparedSlice, from = 0) {
     this.types = slice.hashTypes;
     this.pageSize = slice.pageSize;
     this.limit = slice.codeLimit;
+    this.fed = from;
+    this.page = from === 0 ? 0 : Math.ceil(from / slice.pageSize);
     const pages = slice.pageSize === 0 ? 1 : Math.ceil(slice.codeLimit / slice.pageSize);
     this.out = this.types.map((t) => Buffer.allocUnsafe(pages * t.size));
     // pageSize 0: the whole code is one "page" (cs_blobs.h), hashed incrementally.
@@ -199,9 +268,18 @@ class PageHasher {
     return this.out;
   }
 
+  /** Hashes the pages of bytes [0, from) - given whole, now - into their slots. */
+  hashLeading(bytes: Buffer): void {
+    for (let at = 0, page = 0; at < bytes.length; at += this.pageSize, page++) this.hashPageAt(bytes.subarray(at, at + this.pageSize), page);
+  }
+
   private hashPage(page: Buffer): void {
-    // Same one-shot, string-returning hash as digest.ts hashPages (the fastest Node path).
-    this.types.forEach((type, i) => this.out[i]!.write(hash(type.algorithm, page, 'binary'), this.page * type.size, type.size, 'latin1'));
+    this.hashPageAt(page, this.page);
     this.page++;
+  }
+
+  private hashPageAt(page: Buffer, index: number): void {
+    // Same one-shot, string-returning hash as digest.ts hashPages (the fastest Node path).
+    this.types.forEach((type, i) => this.out[i]!.write(hash(type.algorithm, page, 'binary'), index * type.size, type.size, 'latin1'));
   }
 }

@@ -69,6 +69,8 @@ export interface SignMachOResult {
   readonly bytes: Buffer;
   identifier: string;
   slices: Array<{ arch: string; codeDirectories: CodeDirectoryDigest[] }>;
+  /** A thin file's header and load commands: the length of its first chunk (0 for a fat file). */
+  headLength: number;
 }
 
 export function signMachO(input: Buffer, options: SignMachOOptions = {}): SignMachOResult {
@@ -86,6 +88,7 @@ export function signMachO(input: Buffer, options: SignMachOOptions = {}): SignMa
     },
     identifier,
     slices: signed.map(({ codeDirectories }, i) => ({ arch: slices[i]!.arch, codeDirectories })),
+    headLength: file.kind === 'thin' ? chunks[0]!.length : 0,
   };
 }
 

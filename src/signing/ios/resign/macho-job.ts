@@ -52,6 +52,8 @@ export interface MachOJobResult {
   identifier: string;
   /** Primary CodeDirectory hash per slice (first 20 bytes), for reports and nested seals. */
   cdhashes: string[];
+  /** A thin file's header and load commands (its first chunk), written stored (output.ts); 0 when fat. */
+  headLength: number;
 }
 
 /** The signMachO options a job stands for (shared with the streaming path in resign-ipa.ts). */
@@ -105,6 +107,7 @@ export function runMachOJob(job: MachOJob): MachOJobResult {
     crc32: crc >>> 0,
     identifier: signed.identifier,
     cdhashes: signed.slices.map((s) => (s.codeDirectories[0]?.digest.subarray(0, 20).toString('hex') ?? '')),
+    headLength: signed.headLength,
   };
 }
 

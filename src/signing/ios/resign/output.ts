@@ -1,6 +1,6 @@
 // Writing rewritten entries: attributes carried over from the input entry (Unix mode, time,
 // "version made by"), or fixed ones for new entries, and a parallel deflate for large files.
-import { deflatePiecesOf, PIECE_SIZE, type DeflatePiecesOptions } from '../../zip/deflate-pieces.ts';
+import { deflatePiecesOf, firstPieceAfter, PIECE_SIZE, type DeflatePiecesOptions } from '../../zip/deflate-pieces.ts';
 import type { ZipEntry, ZipWriter } from '../../zip/index.ts';
 import { METHOD_STORED } from '../../zip/index.ts';
 
@@ -38,14 +38,18 @@ export async function writeSmallEntry(writer: ZipWriter, name: string, bytes: Bu
 /**
  * Writes a large file given as chunks with a known CRC-32. Deflated files are cut into 256 KiB
  * pieces compressed on libuv's thread pool in parallel, at a level keeping the input's ratio
- * (zip/deflate-pieces.ts: the same bytes as a streamed entry gets).
+ * (zip/deflate-pieces.ts: the same bytes as a streamed entry gets). `headLength`: a signed thin
+ * Mach-O file's header and load commands (its first chunk), stored ahead of the pieces as the
+ * streaming path stores it (streamed-output.ts), so that both paths give the same archive.
  */
-export async function writeLargeEntry(writer: ZipWriter, name: string, chunks: readonly Buffer[], size: number, crc: number, style: EntryStyle, requested: number | undefined): Promise<void> {
+export async function writeLargeEntry(writer: ZipWriter, name: string, chunks: readonly Buffer[], size: number, crc: number, style: EntryStyle, requested: number | undefined, headLength = 0): Promise<void> {
   if (style.method === 'stored') {
     await writer.addEntry(name, iterate(chunks), { method: 'stored', alignment: 1, size, ...style.attributes });
     return;
   }
-  const payload = await deflatePiecesOf(split(chunks, PIECE_SIZE), piecesOptions(style, requested));
+  if (headLength > 0 && chunks[0]?.length !== headLength) throw new Error(`internal: ${name} does not start with its ${headLength}-byte header`);
+  const pieces = headLength > 0 ? [chunks[0]!, ...split(chunks.slice(1), PIECE_SIZE, firstPieceAfter(headLength))] : split(chunks, PIECE_SIZE);
+  const payload = await deflatePiecesOf(pieces, { ...piecesOptions(style, requested), storedHead: headLength });
   await writer.addEntry(name, payload, { method: 'deflate', alignment: 1, precompressed: { crc32: crc, uncompressedSize: size }, ...style.attributes });
 }
 
@@ -60,19 +64,20 @@ async function* iterate(chunks: readonly Buffer[]): AsyncGenerator<Buffer> {
   yield* chunks;
 }
 
-/** Consecutive pieces of at most `size` bytes; only pieces spanning two chunks are copied. */
-function split(chunks: readonly Buffer[], size: number): Buffer[] {
+/** Consecutive pieces of at most `size` bytes (the first of `first`); only pieces spanning two chunks are copied. */
+function split(chunks: readonly Buffer[], size: number, first = size): Buffer[] {
   const pieces: Buffer[] = [];
   let pending: Buffer[] = [];
   let pendingLength = 0;
   for (const chunk of chunks) {
     let at = 0;
     while (at < chunk.length) {
-      const take = Math.min(size - pendingLength, chunk.length - at);
+      const target = pieces.length === 0 ? first : size;
+      const take = Math.min(target - pendingLength, chunk.length - at);
       pending.push(chunk.subarray(at, at + take));
       pendingLength += take;
       at += take;
-      if (pendingLength === size) {
+      if (pendingLength === target) {
         pieces.push(pending.length === 1 ? pending[0]! : Buffer.concat(pending));
         pending = [];
         pendingLength = 0;

@@ -35,29 +35,41 @@ export interface StreamedTarget {
   level: number | undefined;
   /** Awaited once the code is written, before the signature is built (see streamingSigner). */
   beforeSignature?: () => Promise<void>;
+  /**
+   * For a file opened without its old signature (which the stream brings last): the job as
+   * signed, decided from the stand-in holding that signature once the code has streamed past
+   * (the carried-over entitlements). The job given to streamedWrite fixes a provisional layout.
+   */
+  jobAtEnd?: (standIn: Buffer) => MachOJob;
 }
 
 /**
- * The write step of a streamed file. The layout is fixed now, so layout errors (no room for
- * LC_CODE_SIGNATURE, …) surface with the job, not halfway through the archive.
+ * The write step of a streamed file. The layout is fixed now (with `jobAtEnd`, all of it but the
+ * signature's size), so layout errors (no room for LC_CODE_SIGNATURE, …) surface with the job,
+ * not halfway through the archive.
  */
 export function streamedWrite(entry: ZipEntry, stream: MachOStream, signing: MachOJob, target: StreamedTarget): (writer: ZipWriter) => Promise<void> {
   const sealed = signing.sealed ?? true;
+  const { jobAtEnd } = target;
   const signer = streamingSigner(stream, signOptionsOf(signing), {
     fileDigests: sealed ? ['sha1', 'sha256'] : [],
     ...(target.beforeSignature === undefined ? {} : { beforeSignature: target.beforeSignature }),
+    ...(jobAtEnd === undefined ? {} : { layoutAtEnd: (standIn: Buffer) => signOptionsOf(jobAtEnd(standIn)) }),
   });
   const style = entryStyle(entry, target.signingTime);
   return async (writer) => {
-    // The size is known up front (Zip64 is reserved if needed); CRC and compressed size are
-    // patched into the local header once written (DataSink.writeAt).
+    // Zip64 is reserved up front if the size needs it; CRC and sizes (and, with `jobAtEnd`, the
+    // header, written as zeros until the signature is built) are patched in place once written
+    // (DataSink.writeAt). Deflated, the header is stored ahead of the pieces either way, as the
+    // in-memory path stores it (output.ts writeLargeEntry): both give the same archive.
     await writer.addEntry(entry.name, signer.chunks(), {
       method: style.method,
       level: style.level ?? target.level ?? 6,
       alignment: 1,
       size: signer.size,
       // Over both cores, at level 1 where that keeps the input's ratio (zip/deflate-pieces.ts).
-      ...(style.method === 'deflate' ? { pieces: piecesOptions(style, target.level) } : {}),
+      ...(style.method === 'deflate' ? { pieces: { ...piecesOptions(style, target.level), storedHead: signer.headLength } } : {}),
+      ...(jobAtEnd === undefined ? {} : { provisionalHead: { length: signer.headLength, final: signer.head } }),
       ...style.attributes,
     });
     const cdhashes = signer.codeDirectories!.map((cd) => cd.digest.subarray(0, 20).toString('hex'));

@@ -93,6 +93,39 @@ describe('streaming Mach-O signer', needsToolchain(), () => {
     assert.ok(Buffer.concat(chunks).equals(signMachO(bytes, options).bytes));
   });
 
+  it('fixes the layout at the end from the old signature it streams past (layoutAtEnd): signMachO bytes, header last', async () => {
+    const linked = buildThin({ arch: 'arm64', kind: 'executable', linkerSigned: true });
+    const signed = signMachO(linked, { identifier: 'com.example.kept', signer: signer(), entitlements: ENTITLEMENTS }).bytes;
+    for (const [label, pageSize] of [['4 KiB pages', undefined], ['16 KiB pages', 16384]] as const) {
+      // The final options carry entitlements (the old signature's, say): a larger signature than the provisional layout's.
+      const final: SignMachOOptions = { identifier: 'com.example.kept', signer: signer(), entitlements: ENTITLEMENTS, isMainExecutable: true, ...(pageSize ? { pageSize } : {}) };
+      const reference = signMachO(signed, final);
+      for (const chunkSize of [1 << 20, 4096, 4093, 777]) {
+        const source = input(signed, chunkSize);
+        const stream = await openMachOStream(source, { oldSignature: false });
+        assert.equal(source.reads, 2, 'the old signature is not read ahead');
+        let seen: Buffer | undefined;
+        const plan = streamingSigner(stream!, { ...final, entitlements: undefined }, {
+          layoutAtEnd: (standIn) => {
+            seen = Buffer.from(standIn.subarray(standIn.length - 4096));
+            return final;
+          },
+        });
+        const chunks: Buffer[] = [];
+        for await (const chunk of plan.chunks()) chunks.push(Buffer.from(chunk));
+        const out = Buffer.concat(chunks);
+        assert.ok(out.subarray(0, plan.headLength).equals(Buffer.alloc(plan.headLength)), `${label}: the header streams as zeros`);
+        plan.head().copy(out);
+        assert.ok(out.equals(reference.bytes), `${label}, chunks of ${chunkSize}: bytes differ from signMachO's`);
+        assert.equal(plan.size, reference.size);
+        assert.deepEqual(plan.codeDirectories!.map((c) => c.digest), reference.slices[0]!.codeDirectories.map((c) => c.digest), label);
+        assert.ok(seen!.equals(signed.subarray(signed.length - 4096)), `${label}: the stand-in holds the old signature at the end`);
+      }
+    }
+    const stream = await openMachOStream(input(signed, 4096), { oldSignature: false });
+    assert.throws(() => streamingSigner(stream!, { identifier: 'x' }, { fileDigests: ['sha256'], layoutAtEnd: () => ({ identifier: 'x' }) }), /whole-file digests/);
+  });
+
   it('reads only the header and the old signature up front, and leaves fat files to signMachO', async () => {
     const linked = buildThin({ arch: 'arm64', kind: 'executable', linkerSigned: true });
     const source = input(linked, 4096);
