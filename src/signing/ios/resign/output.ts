@@ -36,7 +36,7 @@ export async function writeSmallEntry(writer: ZipWriter, name: string, bytes: Bu
 }
 
 /**
- * Writes a large file given as chunks with a known CRC-32. Deflated files are cut into 256 KiB
+ * Writes a large file given as chunks with a known CRC-32. Deflated files are cut into 1 MiB
  * pieces compressed on libuv's thread pool in parallel, at a level keeping the input's ratio
  * (zip/deflate-pieces.ts: the same bytes as a streamed entry gets). `headLength`: a signed thin
  * Mach-O file's header and load commands (its first chunk), stored ahead of the pieces as the
