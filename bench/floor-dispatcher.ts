@@ -2,7 +2,7 @@
 // in batches, and tells the main thread what to write and when a slab is free again.
 import type { Worker } from 'node:worker_threads';
 import type { Entry, Slab } from './floor-slabs.ts';
-import { cost, type ReadTask, type Rewrite, type Task } from './floor-work.ts';
+import { cost, type ReadTask, type Task } from './floor-work.ts';
 
 // Work sent to a worker at once (compressed bytes of small entries; a larger entry goes alone).
 const BATCH = 1024 * 1024;
@@ -29,9 +29,6 @@ export class Dispatcher {
   readonly #events: DispatcherEvents;
   readonly #idle: Set<Worker>;
   readonly #queue: Task[] = [];
-  // Rewritten entries waiting for deflated pieces, and where each piece goes.
-  readonly #rewrites = new Map<number, { header: Buffer; pieces: Uint8Array[]; missing: number }>();
-  readonly #slots = new Map<number, { rewrite: number; index: number }>();
   readonly #finished = Promise.withResolvers<void>();
   // Pieces deflated for streamed entries (deflate), and who waits for the workers to be idle.
   readonly #loose = new Map<number, PromiseWithResolvers<Uint8Array>>();
@@ -48,7 +45,7 @@ export class Dispatcher {
     this.#idle = new Set(workers);
     for (const w of workers) {
       w.on('error', (error) => this.#finished.reject(error));
-      w.on('message', (message: { rewrites: Array<[string, Rewrite[]]>; deflated: Array<{ id: number; piece: Uint8Array }> }) => {
+      w.on('message', (message: { rewrites: Array<[string, Uint8Array[]]>; deflated: Array<{ id: number; piece: Uint8Array }> }) => {
         this.#idle.add(w);
         const batch = this.#sent.get(w)!;
         this.#sent.delete(w);
@@ -92,13 +89,13 @@ export class Dispatcher {
     await Promise.all(this.#workers.map((w) => w.terminate()));
   }
 
-  #results(batch: Task[], rewrites: Map<string, Rewrite[]>, deflated: Array<{ id: number; piece: Uint8Array }>): void {
+  #results(batch: Task[], rewrites: Map<string, Uint8Array[]>, deflated: Array<{ id: number; piece: Uint8Array }>): void {
     const unchanged = new Map<Slab, Entry[]>();
     for (const task of batch) {
       if (task.type !== 'entry') continue;
       const slab = this.#slabs.get(task.slab)!;
       const pieces = rewrites.get(task.entry.name);
-      if (pieces !== undefined) this.#rewrite(slab, task.entry, pieces);
+      if (pieces !== undefined) this.#events.rewritten(slab.bytes.subarray(task.entry.headerOffset - slab.start, task.entry.dataOffset - slab.start), pieces);
       else if (unchanged.has(slab)) unchanged.get(slab)!.push(task.entry);
       else unchanged.set(slab, [task.entry]);
     }
@@ -109,42 +106,11 @@ export class Dispatcher {
       slab.tasksLeft -= 1;
       if (slab.tasksLeft === 0) this.#events.slabDone(slab);
     }
+    // Pieces of streamed entries (deflate), each awaited by the stream that sent it.
     for (const { id, piece } of deflated) {
-      const loose = this.#loose.get(id);
-      if (loose !== undefined) {
-        this.#loose.delete(id);
-        loose.resolve(piece);
-        continue;
-      }
-      const slot = this.#slots.get(id)!;
-      this.#slots.delete(id);
-      const rewrite = this.#rewrites.get(slot.rewrite)!;
-      rewrite.pieces[slot.index] = piece;
-      rewrite.missing -= 1;
-      if (rewrite.missing > 0) continue;
-      this.#rewrites.delete(slot.rewrite);
-      this.#events.rewritten(rewrite.header, rewrite.pieces);
+      this.#loose.get(id)!.resolve(piece);
+      this.#loose.delete(id);
     }
-  }
-
-  /** Stored new content (views of the slab) is written now; deflated pieces go to the front of the queue: they are the large work left. */
-  #rewrite(slab: Slab, entry: Entry, pieces: Rewrite[]): void {
-    const header = slab.bytes.subarray(entry.headerOffset - slab.start, entry.dataOffset - slab.start);
-    if (pieces.every((p) => p.method === 0)) {
-      this.#events.rewritten(header, pieces.map((p) => p.piece));
-      return;
-    }
-    const id = this.#nextId++;
-    // The header is copied: the slab may be reused before the pieces are back.
-    const rewrite = { header: Buffer.from(header), pieces: pieces.map((p) => p.piece), missing: 0 };
-    this.#rewrites.set(id, rewrite);
-    pieces.forEach((p, index) => {
-      if (p.method === 0) return;
-      const piece = this.#nextId++;
-      this.#slots.set(piece, { rewrite: id, index });
-      rewrite.missing += 1;
-      this.#queue.unshift({ type: 'deflate', piece: p.piece, id: piece });
-    });
   }
 
   #dispatch(): void {

@@ -4,7 +4,7 @@
 // each on this kind of VM - and on two cores it was then copied whole into shared memory for the
 // workers: the two-core floor was slower than the one-core one, and both hid part of the gap.
 //
-// Here the compressed bytes are read 1 MiB at a time into one reused buffer, inflated by a zlib
+// Here the compressed bytes are read 1 MiB at a time into two reused buffers, inflated by a zlib
 // stream (on libuv's pool: node:zlib has no synchronous streaming inflate) whose output is copied
 // into reused 256 KiB pieces. Each piece is page-hashed (and, sealed, digested whole) and CRC'd
 // where it was filled, then deflated - in place on one core, by the workers on two - and written
@@ -27,6 +27,8 @@ export interface StreamTarget {
   /** A piece's bytes as written: deflated (method 8) or as they are (0), now or later. */
   compress(piece: Buffer, method: number): Uint8Array | Promise<Uint8Array>;
   write(data: Uint8Array): void | Promise<void>;
+  /** Whether the next 1 MiB is read and inflating while the current one is worked on (two cores). */
+  readAhead: boolean;
 }
 
 /** Streams `entry` (whose local header starts at entry.headerOffset) to `target`. */
@@ -34,7 +36,7 @@ export async function streamEntry(fd: number, entry: Entry, sealed: boolean, tar
   const fixed = readBytes(fd, entry.headerOffset, entry.headerOffset + LOCAL_HEADER);
   entry.dataOffset = entry.headerOffset + LOCAL_HEADER + fixed.readUInt16LE(26) + fixed.readUInt16LE(28);
   await target.write(readBytes(fd, entry.headerOffset, entry.dataOffset));
-  const content = new ContentReader(fd, entry);
+  const content = new ContentReader(fd, entry, target.readAhead);
   const first = await content.next();
   if (first === null || !isMachO(Buffer.concat(first.content.slice(0, 4)))) {
     // Unchanged: its compressed bytes go out as read, its content is hashed.
@@ -63,18 +65,26 @@ interface Step {
   content: Buffer[];
 }
 
-/** An entry's compressed bytes, 1 MiB at a time through one buffer, with their content. */
+/**
+ * An entry's compressed bytes, 1 MiB at a time through two buffers in turn, with their content;
+ * with `readAhead`, while a step is being worked on, the next one is read and inflating on
+ * libuv's pool.
+ */
 class ContentReader {
   readonly #fd: number;
   readonly #entry: Entry;
-  readonly #buffer = Buffer.allocUnsafe(CHUNK);
+  readonly #buffers = [Buffer.allocUnsafe(CHUNK), Buffer.allocUnsafe(CHUNK)];
   readonly #inflater: InflateRaw | null;
   readonly #ended: Promise<void> | null;
   #inflated: Buffer[] = [];
   #at: number;
+  #turn = 0;
+  #ahead: Promise<Step | null> | null = null;
+  readonly #readAhead: boolean;
 
-  constructor(fd: number, entry: Entry) {
+  constructor(fd: number, entry: Entry, readAhead: boolean) {
     this.#fd = fd;
+    this.#readAhead = readAhead;
     this.#entry = entry;
     this.#at = entry.dataOffset;
     this.#inflater = entry.method === 0 ? null : createInflateRaw({ chunkSize: CHUNK });
@@ -83,16 +93,24 @@ class ContentReader {
     this.#ended?.catch(() => {}); // a zlib error also fails the write it came with
   }
 
+  /** The next step (valid until the next call); with readAhead, the one after it is read meanwhile. */
   async next(): Promise<Step | null> {
+    const step = await (this.#ahead ?? this.#read());
+    this.#ahead = step === null || !this.#readAhead ? null : this.#read();
+    this.#ahead?.catch(() => {}); // awaited by the next call
+    return step;
+  }
+
+  async #read(): Promise<Step | null> {
     const end = this.#entry.dataOffset + this.#entry.compressedSize;
     if (this.#at >= end) return null;
     const length = Math.min(CHUNK, end - this.#at);
-    const raw = this.#buffer.subarray(0, length);
+    const raw = this.#buffers[this.#turn++ % 2]!.subarray(0, length);
     for (let done = 0; done < length; ) done += readSync(this.#fd, raw, done, length - done, this.#at + done);
     this.#at += length;
     if (this.#inflater === null) return { raw, content: [raw] };
-    // The write's callback comes once zlib has taken all of it (the buffer is free again); the
-    // last write ends the stream, and everything inflated has been emitted at its 'end'.
+    // The write's callback comes once zlib has taken all of it; the last write ends the stream,
+    // and everything inflated has been emitted at its 'end'.
     await new Promise<void>((resolve, reject) => this.#inflater!.write(raw, (error) => (error ? reject(error) : resolve())));
     if (this.#at >= end) {
       this.#inflater.end();

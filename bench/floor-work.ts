@@ -116,39 +116,35 @@ function storedBlocks(piece: Uint8Array): Uint8Array {
 export function cost(t: Task): number {
   return t.type === 'entry' ? t.entry.compressedSize : t.type === 'chunks' ? t.end - t.start : t.piece.length;
 }
-/** A worker thread of a two-core run: runs the batches the main thread posts (floor-dispatcher.ts). */
+/**
+ * A worker thread of a two-core run: runs the batches the main thread posts (floor-dispatcher.ts).
+ * A rewritten entry found in a slab (a framework's code, a few MiB) is deflated right here, by
+ * the worker that inflated it: handing its pieces back for either worker to deflate meant copying
+ * the content into fresh shared memory first - a page fault per 4 KiB - and a round trip, which
+ * the other worker, busy with the slab's other entries, did not need.
+ */
 export function serveWorker(): void {
   const { kind } = workerData as { kind: Kind };
   parentPort!.on('message', ({ tasks, slabs }: { tasks: Task[]; slabs: Array<[number, SharedArrayBuffer]> }) => {
     const views = new Map(slabs.map(([id, memory]) => [id, Buffer.from(memory)]));
-    const rewrites: Array<[string, Rewrite[]]> = [];
+    const rewrites: Array<[string, Uint8Array[]]> = [];
     const deflated: Array<{ id: number; piece: Uint8Array }> = [];
     const transfer: ArrayBuffer[] = [];
+    // A result that owns its memory is handed over, not copied (a stored piece is a view of a slab: shared).
+    const handOver = (piece: Uint8Array): Uint8Array => {
+      if (!(piece.buffer instanceof SharedArrayBuffer) && piece.byteOffset === 0 && piece.byteLength === piece.buffer.byteLength && !transfer.includes(piece.buffer)) transfer.push(piece.buffer);
+      return piece;
+    };
     for (const task of tasks) {
       if (task.type === 'deflate') {
-        const piece = deflatePiece(Buffer.from(task.piece.buffer, task.piece.byteOffset, task.piece.byteLength), 8);
-        deflated.push({ id: task.id, piece });
-        // A piece that owns its memory is handed over, not copied.
-        if (piece.byteOffset === 0 && piece.byteLength === piece.buffer.byteLength && !transfer.includes(piece.buffer as ArrayBuffer)) transfer.push(piece.buffer as ArrayBuffer);
+        deflated.push({ id: task.id, piece: handOver(deflatePiece(Buffer.from(task.piece.buffer, task.piece.byteOffset, task.piece.byteLength), 8)) });
         continue;
       }
       const pieces = runTask(kind, views.get(task.slab)!, task);
-      if (pieces !== null && task.type === 'entry') rewrites.push([task.entry.name, inSharedMemory(pieces)]);
+      if (pieces !== null && task.type === 'entry') rewrites.push([task.entry.name, pieces.map((p) => handOver(deflatePiece(p.piece, p.method)))]);
     }
     parentPort!.postMessage({ rewrites, deflated }, transfer);
   });
-}
-/**
- * The pieces of one entry's new content in shared memory (copied there once from zlib's buffer
- * when inflated, already there - in the slab - when stored), so that the main thread writes them
- * and any worker deflates them without a copy each.
- */
-function inSharedMemory(pieces: Rewrite[]): Rewrite[] {
-  const memory = pieces[0]?.piece.buffer;
-  if (memory === undefined || memory instanceof SharedArrayBuffer) return pieces;
-  const copy = new SharedArrayBuffer(memory.byteLength);
-  new Uint8Array(copy).set(new Uint8Array(memory));
-  return pieces.map((p) => ({ method: p.method, piece: new Uint8Array(copy, p.piece.byteOffset, p.piece.byteLength) }));
 }
 
 /** Writes the entries given (local header and data, as in the input; all in `slab`) in file order. */

@@ -32,12 +32,13 @@
 // whole entry, and hands each slab's entries to the workers (in batches, BATCH: one message per
 // small entry left the workers idle for a round trip each), while libuv's pool writes the
 // entries a worker found unchanged (the worker's inflation is the only look at their content).
-// A slab is reused once its tasks are done and its bytes written. Rewritten content goes to
-// shared memory once, so the main thread writes it and either worker deflates its pieces without
-// a copy each. A content-digest chunk that spans two slabs is put together and hashed by the main
-// thread. One large file's page hashes and CRC-32 are taken by the thread that read it: sharing
-// them between the workers piece by piece (per-piece CRC-32s combine as in zlib's crc32_combine)
-// was tried and measured, with no change beyond the noise on either scale-1 app.
+// A slab is reused once its tasks are done and its bytes written. A rewritten file found in a
+// slab is deflated by the worker that inflated it (floor-work.ts serveWorker); a streamed one's
+// pieces go to either worker through reused shared memory (floor-stream.ts). A content-digest
+// chunk that spans two slabs is put together and hashed by the main thread. A streamed file's
+// page hashes and CRC-32 are taken by the main thread as it reads: sharing them between the
+// workers piece by piece (per-piece CRC-32s combine as in zlib's crc32_combine) was tried and
+// measured, with no change beyond the noise on either scale-1 app.
 //
 // Run as `node bench/floor.ts ios|apk FILE OUT THREADS`: prints one JSON line {ms, cpu, rss}. The
 // reading is in floor-slabs.ts, the work on the bytes in floor-work.ts, large iOS files in
@@ -98,7 +99,8 @@ async function onOneCore(kind: Kind, fd: number, entries: Entry[], cdOffset: num
   const slabs = new SlabPool(1);
   const reader = new SlabReader(fd, entries, cdOffset, streamAbove(kind));
   // A large entry's pieces are deflated in place, one at a time, and written at once.
-  const stream = { pieces: [Buffer.allocUnsafe(PIECE)], compress: deflatePiece, write: (data: Uint8Array) => void writeSync(outFd, data) };
+  // A large entry is read and inflated one step at a time (no read-ahead: one core at a time).
+  const stream = { pieces: [Buffer.allocUnsafe(PIECE)], compress: deflatePiece, write: (data: Uint8Array) => void writeSync(outFd, data), readAhead: false };
   while (!reader.done) {
     const large = reader.streamNext();
     if (large !== null) {
@@ -157,6 +159,7 @@ async function onWorkers(kind: Kind, fd: number, entries: Entry[], cdOffset: num
     pieces: Array.from({ length: PIECES_ON_WORKERS }, () => Buffer.from(new SharedArrayBuffer(PIECE))),
     compress: (piece: Buffer, method: number) => (method === 0 ? piece : pool.deflate(piece)),
     write: (data: Uint8Array) => output.write(data),
+    readAhead: true,
   };
   while (!reader.done) {
     const large = reader.streamNext();
