@@ -246,9 +246,9 @@ async function signBundles(context: Context, writer: ZipWriter, machO: string[],
     const ticket = jobs.length;
     const dependencies = [...mine, ...bundle.children.map((c) => bundleDone.get(c)!)];
     // Opened now, beside the other jobs, not once this job's turn comes: opening a large deflated
-    // executable whose old signature is needed inflates it whole to reach that signature (at its
-    // end; stream-entry.ts), and the app's executable comes last, when little else is left to
-    // overlap it (bench:ipa's code app: ~0.25 s of wall time). An open stream holds only the
+    // executable whose old signature is read ahead (a nested bundle's; the app's own waits for it
+    // to stream past, entitlementsAtEnd) inflates it whole to reach that signature, at its end
+    // (stream-entry.ts), which then overlaps the jobs before it. An open stream holds only the
     // file's header and old signature.
     const deferred = entitlementsAtEnd(context, bundle);
     const opening = openStream(context.zip, bundle.executableEntry, context.streamAbove, carriesEntitlements(context, bundle) && !deferred);
