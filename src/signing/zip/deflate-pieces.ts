@@ -83,7 +83,7 @@ export async function levelKeepingRatioOffThread(sample: Buffer, options: Deflat
  * The level for content starting with `piece` (levelKeepingRatio's rule) and that piece's deflate
  * stream at that level: the sample the decision deflates is the first piece itself, compressed
  * with the flush it needs in the stream, so it is not compressed a second time (on bench:ipa's
- * code app that second deflate was 21 × 256 KiB (then the piece size) at level 1, ~50 ms of CPU).
+ * code app, with 256 KiB pieces then, that second deflate was 21 × 256 KiB at level 1, ~50 ms of CPU).
  */
 async function firstPiece(piece: Buffer, final: boolean, options: DeflatePiecesOptions): Promise<{ level: number; out: Buffer }> {
   if (options.targetRatio === undefined || piece.length === 0 || options.level <= 1) return { level: options.level, out: await deflatePiece(piece, final, options.level) };
