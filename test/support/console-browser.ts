@@ -28,10 +28,14 @@ export function launch(): Promise<Browser> {
 }
 
 /** A context whose browser language is `language` (the console picks it up on first visit). */
-export function context(browser: Browser, language: Language, width: Width): Promise<BrowserContext> {
+export async function context(browser: Browser, language: Language, width: Width): Promise<BrowserContext> {
   const phone = width === 'phone';
   // bypassCSP: axe-core is injected as an inline script, which the console's CSP (rightly) refuses.
-  return browser.newContext({ locale: language, viewport: WIDTHS[width], deviceScaleFactor: phone ? 2 : 1, isMobile: phone, hasTouch: phone, bypassCSP: true });
+  const ctx = await browser.newContext({ locale: language, viewport: WIDTHS[width], deviceScaleFactor: phone ? 2 : 1, isMobile: phone, hasTouch: phone, bypassCSP: true });
+  // `npm test` runs test files side by side on two cores: a full-page screenshot once took longer
+  // than playwright's 30 s default while the apksigner oracle ran beside it (alone: a second).
+  ctx.setDefaultTimeout(90_000);
+  return ctx;
 }
 
 const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
