@@ -56,7 +56,7 @@ export interface MachOJobResult {
   headLength: number;
 }
 
-/** The signMachO options a job stands for (shared with the streaming path in resign-ipa.ts). */
+/** The signMachO options a job stands for (shared with the streaming path in bundle-output.ts). */
 export function signOptionsOf(job: Omit<MachOJob, 'bytes'>): SignMachOOptions {
   return {
     signer: codeSignerFor(job.identity, new Date(job.signingTime)),
