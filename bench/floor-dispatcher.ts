@@ -30,8 +30,8 @@ export class Dispatcher {
   readonly #idle: Set<Worker>;
   readonly #queue: Task[] = [];
   readonly #finished = Promise.withResolvers<void>();
-  // Pieces deflated for streamed entries (deflate), and who waits for the workers to be idle.
-  readonly #loose = new Map<number, PromiseWithResolvers<Uint8Array>>();
+  // Pieces of streamed entries being deflated (deflate), and who waits for the workers to be idle.
+  readonly #deflating = new Map<number, PromiseWithResolvers<Uint8Array>>();
   #drainWaiters: Array<() => void> = [];
   /** Each busy worker's batch. */
   readonly #sent = new Map<Worker, Task[]>();
@@ -67,7 +67,7 @@ export class Dispatcher {
   deflate(piece: Buffer): Promise<Uint8Array> {
     const id = this.#nextId++;
     const done = Promise.withResolvers<Uint8Array>();
-    this.#loose.set(id, done);
+    this.#deflating.set(id, done);
     this.#queue.push({ type: 'deflate', piece, id });
     this.#dispatch();
     return done.promise;
@@ -108,8 +108,8 @@ export class Dispatcher {
     }
     // Pieces of streamed entries (deflate), each awaited by the stream that sent it.
     for (const { id, piece } of deflated) {
-      this.#loose.get(id)!.resolve(piece);
-      this.#loose.delete(id);
+      this.#deflating.get(id)!.resolve(piece);
+      this.#deflating.delete(id);
     }
   }
 

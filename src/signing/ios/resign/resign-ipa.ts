@@ -25,7 +25,6 @@ import type { DataSink } from '../../data-sink.ts';
 import type { DataSource } from '../../data-source.ts';
 import { ZipWriter, type ZipEntry } from '../../zip/index.ts';
 import { appSummary, CODE_RESOURCES_FILE, discoverLayout, openIpa, owningBundle, PROFILE_FILE, type BundleNode } from '../bundle/index.ts';
-import type { MachOStream } from '../codesign/index.ts';
 import { carriesEntitlements, entitlementsAtEnd, finishBundle, signLoose } from './bundle-output.ts';
 import { inProcessPool, workerPool } from './macho-pool.ts';
 import type { ResignOptions, ResignResult } from './options.ts';
@@ -198,7 +197,6 @@ async function signBundles(context: Context, writer: ZipWriter, machO: string[],
     loose.set(owner, [...(loose.get(owner) ?? []), entry]);
   }
   const counts = { rewritten: 0, added: 0 };
-  const openings: Array<Promise<MachOStream | undefined>> = [];
   for (const bundle of layout.postOrder) {
     const mine: Array<Promise<unknown>> = [];
     for (const entry of loose.get(bundle) ?? []) {
@@ -214,22 +212,14 @@ async function signBundles(context: Context, writer: ZipWriter, machO: string[],
     }
     const ticket = jobs.length;
     const dependencies = [...mine, ...bundle.children.map((c) => bundleDone.get(c)!)];
-    // Opened now, beside the other jobs, not once this job's turn comes: opening a large deflated
-    // executable whose old signature is read ahead (a nested bundle's; the app's own waits for it
-    // to stream past, entitlementsAtEnd) inflates it whole to reach that signature, at its end
-    // (stream-entry.ts), which then overlaps the jobs before it. An open stream holds only the
-    // file's header and old signature.
-    const deferred = entitlementsAtEnd(context, bundle);
-    const opening = openStream(context.zip, bundle.executableEntry, context.streamAbove, carriesEntitlements(context, bundle) && !deferred);
-    opening.catch(() => {}); // awaited by the job, or at a failure below
-    openings.push(opening);
     const job = (async () => {
       await Promise.all(dependencies);
       await gate.acquire(ticket);
       context.signal.throwIfAborted();
       // The executable is read (or, streamed, starts to be written) while the bundle's
       // resources may still be hashing; finishBundle waits for them only to seal.
-      const stream = await opening;
+      const deferred = entitlementsAtEnd(context, bundle);
+      const stream = await openStream(context.zip, bundle.executableEntry, context.streamAbove, carriesEntitlements(context, bundle) && !deferred);
       const executable = stream?.standIn ?? (await readMachO(context.zip, bundle.executableEntry));
       return finishBundle(context, bundle, executable, stream, deferred);
     })();
@@ -261,8 +251,6 @@ async function signBundles(context: Context, writer: ZipWriter, machO: string[],
       w.promise.catch(() => {});
       w.reject(error);
     }
-    // Nothing reads the source once the re-sign has returned.
-    await Promise.allSettled(openings);
     throw error;
   }
   return counts;
