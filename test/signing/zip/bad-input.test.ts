@@ -1,6 +1,7 @@
 // Malformed, hostile and unsupported archives: each gets its own SigningError code.
 import assert from 'node:assert/strict';
 import { describe, test } from 'node:test';
+import { randomBytes } from 'node:crypto';
 import { deflateRawSync } from 'node:zlib';
 import { buildZip, type BuildEntry } from '../../support/zip-builder.ts';
 import { openBuffer, readAll, rejectsWith } from './helpers.ts';
@@ -52,6 +53,21 @@ describe('structure (zip_invalid)', () => {
     const centralUnderstates = zipOf([{ name: 'a', data: 'hello world', uncompressedSize: 5 }]);
     await rejectsWith(openBuffer(centralUnderstates), 'zip_invalid', /sizes/);
   });
+  // Small entries inflate on the calling thread, larger ones (from 256 KiB) on libuv's pool, and
+  // larger still stream: each way refuses the same bad content with the same error.
+  for (const size of [10 * 1024, 600 * 1024, 2 * 1024 * 1024]) {
+    test(`corrupt deflate and over-production, ${size / 1024} KiB entry`, async () => {
+      const data = randomBytes(size);
+      const built = buildZip([{ name: 'a', data }]);
+      const damaged = Buffer.from(built.bytes);
+      // A stored block's length field (LEN) no longer matches its complement (NLEN).
+      damaged.writeUInt8(damaged.readUInt8(built.dataOffsets[0]! + 1) ^ 0xff, built.dataOffsets[0]! + 1);
+      await rejectsWith(readAll(await openBuffer(damaged)), 'zip_invalid', /deflate/);
+      const understated = Buffer.from(built.bytes);
+      for (const at of [22, built.cdOffset + 24]) understated.writeUInt32LE(size - 1024, at);
+      await rejectsWith(readAll(await openBuffer(understated)), 'zip_invalid', /more than its declared/);
+    });
+  }
 });
 
 describe('unsafe names (zip_unsafe_entry)', () => {
