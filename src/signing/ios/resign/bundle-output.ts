@@ -12,7 +12,7 @@ import { deriveEntitlements } from '../profile/index.ts';
 import { existingEntitlements, isSignableCode } from './existing-signature.ts';
 import { resultChunks, type MachOJob, type MachOJobResult, type SlotDigests } from './macho-job.ts';
 import type { ResignedBundle } from './options.ts';
-import { entryStyle, writeLargeEntry, writeSmallEntry } from './output.ts';
+import { compressLargeEntry, entryStyle, writeLargeEntry, writeSmallEntry, type LargeEntry } from './output.ts';
 import { readMachO } from './read-macho.ts';
 import type { Context, Output } from './resign-context.ts';
 import { filesUnder, recordOf, type FileRecord } from './scan.ts';
@@ -44,7 +44,8 @@ export async function signLoose(context: Context, bundle: BundleNode, entry: Zip
   }
   const result = await context.pool.sign(signing);
   context.records.set(entry.name, { kind: 'file', sha1: Buffer.from(result.sha1), sha256: Buffer.from(result.sha256) });
-  return [{ name: entry.name, write: (writer) => writeSigned(context, writer, entry, result, report) }];
+  const compressed = compressSigned(context, entry, result);
+  return [{ name: entry.name, write: (writer) => writeSigned(context, writer, entry, result, compressed, report) }];
 }
 
 /**
@@ -127,7 +128,8 @@ export async function finishBundle(context: Context, bundle: BundleNode, bytes: 
     await fillSlot();
     const result = await context.pool.sign(signing);
     if (signing.sealed === true) records.set(executableName, { kind: 'file', sha1: Buffer.from(result.sha1), sha256: Buffer.from(result.sha256) });
-    output.push({ name: executableName, write: (writer) => writeSigned(context, writer, bundle.executableEntry, result, report) });
+    const compressed = compressSigned(context, bundle.executableEntry, result);
+    output.push({ name: executableName, write: (writer) => writeSigned(context, writer, bundle.executableEntry, result, compressed, report) });
   }
   output.push({ name: codeResourcesName, write: async (writer) => writeSmallEntry(writer, codeResourcesName, (await seal).bytes, style(codeResourcesName)) });
   return output;
@@ -181,11 +183,17 @@ function job(context: Context, entry: ZipEntry, bytes: Buffer, extra: Pick<MachO
   };
 }
 
-async function writeSigned(context: Context, writer: ZipWriter, entry: ZipEntry, result: MachOJobResult, report: ResignedBundle): Promise<void> {
+/** Compression of a signed file starts at once; its write, in output order, awaits it. */
+function compressSigned(context: Context, entry: ZipEntry, result: MachOJobResult): Promise<LargeEntry> {
+  const compressed = compressLargeEntry(entry.name, resultChunks(result), result.size, result.crc32, entryStyle(entry, context.signingTime), context.options.compressionLevel, result.headLength);
+  compressed.catch(() => {}); // reported by the write, which awaits it
+  return compressed;
+}
+
+async function writeSigned(context: Context, writer: ZipWriter, entry: ZipEntry, result: MachOJobResult, compressed: Promise<LargeEntry>, report: ResignedBundle): Promise<void> {
   // Reported as written, so the order of `code` is the (fixed) output order.
   report.code.push({ path: entry.name, identifier: result.identifier, cdhashes: result.cdhashes });
-  const style = entryStyle(entry, context.signingTime);
-  await writeLargeEntry(writer, entry.name, resultChunks(result), result.size, result.crc32, style, context.options.compressionLevel, result.headLength);
+  await writeLargeEntry(writer, entry.name, await compressed, entryStyle(entry, context.signingTime));
 }
 
 function bundleReport(context: Context, bundle: BundleNode): ResignedBundle {

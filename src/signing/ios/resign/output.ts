@@ -35,22 +35,35 @@ export async function writeSmallEntry(writer: ZipWriter, name: string, bytes: Bu
   await writer.addEntry(name, bytes, { method: style.method, alignment: 1, ...(style.level === undefined ? {} : { level: style.level }), ...style.attributes });
 }
 
+/** A large file ready to be written: stored as its chunks, or already compressed. */
+export type LargeEntry =
+  | { readonly method: 'stored'; readonly chunks: readonly Buffer[]; readonly size: number }
+  | { readonly method: 'deflate'; readonly payload: Buffer; readonly size: number; readonly crc: number };
+
 /**
- * Writes a large file given as chunks with a known CRC-32. Deflated files are cut into 1 MiB
- * pieces compressed on libuv's thread pool in parallel, at a level keeping the input's ratio
- * (zip/deflate-pieces.ts: the same bytes as a streamed entry gets). `headLength`: a signed thin
- * Mach-O file's header and load commands (its first chunk), stored ahead of the pieces as the
- * streaming path stores it (streamed-output.ts), so that both paths give the same archive.
+ * Compresses a large file given as chunks with a known CRC-32, ahead of its write. Deflated files
+ * are cut into 1 MiB pieces compressed on libuv's thread pool in parallel, at a level keeping the
+ * input's ratio (zip/deflate-pieces.ts: the same bytes as a streamed entry gets). `headLength`: a
+ * signed thin Mach-O file's header and load commands (its first chunk), stored ahead of the
+ * pieces as the streaming path stores it (streamed-output.ts), so that both paths give the same
+ * archive. The re-signer starts this as soon as a file is signed: its write waits for the files
+ * before it, and compressing meanwhile keeps the pool busy (on bench:ipa each framework's first
+ * piece took ~40 ms to deflate, which the writes used to wait for one after the other).
  */
-export async function writeLargeEntry(writer: ZipWriter, name: string, chunks: readonly Buffer[], size: number, crc: number, style: EntryStyle, requested: number | undefined, headLength = 0): Promise<void> {
-  if (style.method === 'stored') {
-    await writer.addEntry(name, iterate(chunks), { method: 'stored', alignment: 1, size, ...style.attributes });
-    return;
-  }
+export async function compressLargeEntry(name: string, chunks: readonly Buffer[], size: number, crc: number, style: EntryStyle, requested: number | undefined, headLength = 0): Promise<LargeEntry> {
+  if (style.method === 'stored') return { method: 'stored', chunks, size };
   if (headLength > 0 && chunks[0]?.length !== headLength) throw new Error(`internal: ${name} does not start with its ${headLength}-byte header`);
   const pieces = headLength > 0 ? [chunks[0]!, ...split(chunks.slice(1), PIECE_SIZE, firstPieceAfter(headLength))] : split(chunks, PIECE_SIZE);
   const payload = await deflatePiecesOf(pieces, { ...piecesOptions(style, requested), storedHead: headLength });
-  await writer.addEntry(name, payload, { method: 'deflate', alignment: 1, precompressed: { crc32: crc, uncompressedSize: size }, ...style.attributes });
+  return { method: 'deflate', payload, size, crc };
+}
+
+export async function writeLargeEntry(writer: ZipWriter, name: string, entry: LargeEntry, style: EntryStyle): Promise<void> {
+  if (entry.method === 'stored') {
+    await writer.addEntry(name, iterate(entry.chunks), { method: 'stored', alignment: 1, size: entry.size, ...style.attributes });
+    return;
+  }
+  await writer.addEntry(name, entry.payload, { method: 'deflate', alignment: 1, precompressed: { crc32: entry.crc, uncompressedSize: entry.size }, ...style.attributes });
 }
 
 /** The level asked for (the style's, else the caller's), or the default kept only where level 1 would lose ratio. */

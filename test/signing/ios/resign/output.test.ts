@@ -10,7 +10,7 @@ import { describe, it } from 'node:test';
 import { crc32 } from 'node:zlib';
 import { MemorySink } from '../../../../src/signing/data-sink.ts';
 import { BufferSource } from '../../../../src/signing/data-source.ts';
-import { entryStyle, writeLargeEntry } from '../../../../src/signing/ios/resign/output.ts';
+import { compressLargeEntry, entryStyle, writeLargeEntry } from '../../../../src/signing/ios/resign/output.ts';
 import { ZipReader, ZipWriter, type ZipEntry } from '../../../../src/signing/zip/index.ts';
 import { testOutputDir } from '../../../support/fixtures.ts';
 
@@ -21,7 +21,8 @@ describe('rewritten entries', () => {
     const sink = new MemorySink();
     const writer = new ZipWriter(sink);
     const style = { method: 'deflate' as const, attributes: { unixMode: 0o100755, mtime: new Date('2026-01-01T00:00:00Z') } };
-    await writeLargeEntry(writer, 'Payload/A.app/A', [data.subarray(0, 1234), data.subarray(1234)], data.length, crc32(data), style, 6);
+    const compressed = await compressLargeEntry('Payload/A.app/A', [data.subarray(0, 1234), data.subarray(1234)], data.length, crc32(data), style, 6);
+    await writeLargeEntry(writer, 'Payload/A.app/A', compressed, style);
     await writer.finish();
     const zip = await ZipReader.open(new BufferSource(sink.toBuffer()));
     const entry = zip.getEntry('Payload/A.app/A')!;
