@@ -17,7 +17,7 @@ import { readMachO } from '../resign/read-macho.ts';
 import { PathIndex } from '../resign/path-index.ts';
 import { filesUnder, isInDsym, recordOf, scanEntries, type ScanResult } from '../resign/scan.ts';
 import { profileProblems } from './profile-checks.ts';
-import { streamCode } from './stream-code.ts';
+import { streamCode, type StreamedCode } from './stream-code.ts';
 import type { BundleVerification, CodeVerification, IpaVerification } from './report.ts';
 
 export interface VerifyIpaOptions {
@@ -82,47 +82,68 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
       aheadBytes += next.uncompressedSize;
     }
   };
+  // The large files stream one after another from the start, beside the files read whole: their
+  // reads and inflation run on the pool while the main thread checks the others (the app's
+  // executable, last in the archive, would otherwise inflate only once all the others are done).
+  const sealedFile = (entry: ZipEntry): boolean => entry !== layout.main.executableEntry;
+  // Should the checks below fail, the next stream does not start and the current one is waited
+  // for: nothing reads the archive once this function has returned.
+  const streamedFiles = new Map<ZipEntry, Promise<StreamedCode | undefined>>();
+  let stopped = false;
+  let previous: Promise<unknown> = Promise.resolve();
+  for (const entry of codeFiles.filter(streams)) {
+    const streamed = previous.then(() => (stopped ? undefined : streamCode(zip, entry, sealedFile(entry))));
+    // Awaited when its turn comes (its error is reported then); the next one waits for it either way.
+    streamed.catch(() => {});
+    previous = streamed.catch(() => undefined);
+    streamedFiles.set(entry, streamed);
+  }
   let held = 0;
-  for (const entry of codeFiles) {
-    // The previous file (up to the size of the executable) is garbage now: free it early.
-    droppedBuffers(held);
-    // Every file is sealed by the bundle holding it, except the app's own executable (and each
-    // bundle's CodeResources): that one needs no digest, and is the largest.
-    const sealed = entry !== layout.main.executableEntry;
-    const pending = ahead.get(entry);
-    if (pending !== undefined) {
-      ahead.delete(entry);
-      aheadBytes -= entry.uncompressedSize;
+  try {
+    for (const entry of codeFiles) {
+      // The previous file (up to the size of the executable) is garbage now: free it early.
+      droppedBuffers(held);
+      // Every file is sealed by the bundle holding it, except the app's own executable (and each
+      // bundle's CodeResources): that one needs no digest, and is the largest.
+      const sealed = sealedFile(entry);
+      const pending = ahead.get(entry);
+      if (pending !== undefined) {
+        ahead.delete(entry);
+        aheadBytes -= entry.uncompressedSize;
+      }
+      fetchAhead();
+      const streamed = await streamedFiles.get(entry);
+      let bytes = streamed?.standIn ?? (await (pending ?? readMachO(zip, entry)));
+      held = streamed === undefined ? bytes.length : 0;
+      if (sealed) records.set(entry.name, streamed?.record ?? recordOf(bytes));
+      if (!isSignableCode(bytes) || isInDsym(entry.name)) continue;
+      const main = mains.get(entry.name);
+      const bundle = main ?? owningBundle(layout, entry.name);
+      const report = reports.get(bundle)!;
+      let missed = false;
+      const pageHashes = streamed === undefined ? undefined : (type: HashType, codeLimit: number, pageSize: number): Buffer | undefined => {
+        const taken = streamed.pageHashes(type, codeLimit, pageSize);
+        if (taken === undefined) missed = true;
+        return taken;
+      };
+      let code = await verifyCode(zip, entry, bytes, main, options, pageHashes);
+      if (missed) {
+        // The signature asks for page hashes the stream did not take: read the file whole.
+        bytes = await readMachO(zip, entry);
+        held = bytes.length;
+        code = await verifyCode(zip, entry, bytes, main, options);
+      }
+      report.code.push(code);
+      if (code.teamId !== undefined) teamIds.add(code.teamId);
+      if (main !== undefined) {
+        if (code.identifier !== undefined && code.identifier !== main.bundleId) report.problems.push(`the executable's identifier "${code.identifier}" is not the bundle id "${main.bundleId}"`);
+        if (main === layout.main) signer = code.signer;
+        if (isProvisioned(main)) await checkProfile(zip, main, bytes, report, now);
+      }
     }
-    fetchAhead();
-    const streamed = streams(entry) ? await streamCode(zip, entry, sealed) : undefined;
-    let bytes = streamed?.standIn ?? (await (pending ?? readMachO(zip, entry)));
-    held = streamed === undefined ? bytes.length : 0;
-    if (sealed) records.set(entry.name, streamed?.record ?? recordOf(bytes));
-    if (!isSignableCode(bytes) || isInDsym(entry.name)) continue;
-    const main = mains.get(entry.name);
-    const bundle = main ?? owningBundle(layout, entry.name);
-    const report = reports.get(bundle)!;
-    let missed = false;
-    const pageHashes = streamed === undefined ? undefined : (type: HashType, codeLimit: number, pageSize: number): Buffer | undefined => {
-      const taken = streamed.pageHashes(type, codeLimit, pageSize);
-      if (taken === undefined) missed = true;
-      return taken;
-    };
-    let code = await verifyCode(zip, entry, bytes, main, options, pageHashes);
-    if (missed) {
-      // The signature asks for page hashes the stream did not take: read the file whole.
-      bytes = await readMachO(zip, entry);
-      held = bytes.length;
-      code = await verifyCode(zip, entry, bytes, main, options);
-    }
-    report.code.push(code);
-    if (code.teamId !== undefined) teamIds.add(code.teamId);
-    if (main !== undefined) {
-      if (code.identifier !== undefined && code.identifier !== main.bundleId) report.problems.push(`the executable's identifier "${code.identifier}" is not the bundle id "${main.bundleId}"`);
-      if (main === layout.main) signer = code.signer;
-      if (isProvisioned(main)) await checkProfile(zip, main, bytes, report, now);
-    }
+  } finally {
+    stopped = true;
+    await previous;
   }
   // Every file has its digest now: each bundle's seal is checked against the files under it.
   const paths = new PathIndex(records.keys());
