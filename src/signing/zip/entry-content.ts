@@ -24,7 +24,13 @@ const ONE_SHOT_UNCOMPRESSED = 1024 * 1024;
 const INLINE_UNCOMPRESSED = 256 * 1024;
 const inflateRawAsync = promisify(inflateRaw);
 
-export async function* readRawChunks(source: DataSource, entry: ZipEntry, chunkSize = DEFAULT_CHUNK_SIZE): AsyncGenerator<Buffer> {
+/**
+ * What reading an entry's content needs: where its bytes lie, how they are compressed and what
+ * they must check out to. A ZipEntry is one; a thread given only these fields can read it too.
+ */
+export type EntryLocation = Pick<ZipEntry, 'name' | 'method' | 'crc32' | 'compressedSize' | 'uncompressedSize' | 'dataOffset' | 'unreadable'>;
+
+export async function* readRawChunks(source: DataSource, entry: EntryLocation, chunkSize = DEFAULT_CHUNK_SIZE): AsyncGenerator<Buffer> {
   // A discarded entry that was let through unreadable (ZipOpenOptions.discarded) stays unread.
   if (entry.unreadable !== null) throw entry.unreadable;
   const end = entry.dataOffset + entry.compressedSize;
@@ -42,7 +48,7 @@ export function openRawStream(source: DataSource, entry: ZipEntry): Readable {
  * of the reads and inflated chunks of a streamed deflated entry (64 KiB by default, which bounds
  * memory; a caller streaming one large file may ask for more and fewer trips to zlib).
  */
-export async function* readContentChunks(source: DataSource, entry: ZipEntry, limits: ZipLimits, inflateChunk = INFLATE_CHUNK): AsyncGenerator<Buffer> {
+export async function* readContentChunks(source: DataSource, entry: EntryLocation, limits: ZipLimits, inflateChunk = INFLATE_CHUNK): AsyncGenerator<Buffer> {
   if (entry.unreadable !== null) throw entry.unreadable;
   const quoted = JSON.stringify(entry.name);
   let produced = 0;

@@ -36,6 +36,12 @@ export interface ResignOptions {
    * that can patch headers (DataSink.writeAt). The signed files are the same either way.
    */
   streamAbove?: number;
+  /**
+   * Resources (uncompressed bytes) from which they are hashed on a thread of their own
+   * (scan-thread.ts) rather than on the calling thread, when the input is a file (default 16 MiB;
+   * Infinity: never). The records are the same either way.
+   */
+  scanThreadAbove?: number;
   /** Deflate level of rewritten Mach-O files whose input entry was deflated (default 6). */
   compressionLevel?: number;
   signal?: AbortSignal;

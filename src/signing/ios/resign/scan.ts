@@ -7,8 +7,8 @@ import { createHash } from 'node:crypto';
 import { constants as zlib, inflateRawSync } from 'node:zlib';
 import { SigningError } from '../../errors.ts';
 import type { DataSource } from '../../data-source.ts';
-import { METHOD_STORED, type ZipEntry, type ZipReader } from '../../zip/index.ts';
-import { readContentChunks } from '../../zip/entry-content.ts';
+import { METHOD_STORED, type ZipEntry, type ZipLimits, type ZipReader } from '../../zip/index.ts';
+import { readContentChunks, type EntryLocation } from '../../zip/entry-content.ts';
 import type { BundleFile } from '../code-resources/index.ts';
 import { ReadAheadSource } from './read-ahead.ts';
 import { isMachO } from '../macho/parse.ts';
@@ -51,7 +51,7 @@ export async function scanEntries(zip: ZipReader, entries: readonly ZipEntry[], 
         records.set(entry.name, { kind: 'symlink', target: await readSymlink(zip, entry) });
         continue;
       }
-      const result = await hashEntry(zip, entry, !isInDsym(entry.name));
+      const result = await hashEntry(zip.source, entry, zip.limits, !isInDsym(entry.name));
       if (result === 'macho') machO.add(entry.name);
       else records.set(entry.name, result);
     }
@@ -71,12 +71,13 @@ export function isInDsym(name: string): boolean {
   return /\.dSYM\//i.test(name);
 }
 
-async function hashEntry(zip: ZipReader, entry: ZipEntry, sniff: boolean, source: DataSource = zip.source): Promise<FileRecord | 'macho'> {
+/** SHA-1 + SHA-256 of an entry's content as it inflates (checked: CRC-32, size, bombs); 'macho' when `sniff` finds code. */
+export async function hashEntry(source: DataSource, entry: EntryLocation, limits: ZipLimits, sniff: boolean): Promise<Extract<FileRecord, { kind: 'file' }> | 'macho'> {
   const sha1 = createHash('sha1');
   const sha256 = createHash('sha256');
   let head: Buffer | null = sniff ? Buffer.alloc(0) : null;
   // The zip reader's checked inflation (CRC-32, size, bomb limits), over the caller's window.
-  for await (const chunk of readContentChunks(source, entry, zip.limits)) {
+  for await (const chunk of readContentChunks(source, entry, limits)) {
     if (head !== null) {
       head = head.length === 0 ? chunk : Buffer.concat([head, chunk]);
       if (head.length < 8) continue;
@@ -174,44 +175,70 @@ export interface BackgroundScan {
 
 /** Hashes `entries`, in the order given, in the background into `records`. */
 export function startScan(zip: ZipReader, entries: readonly ZipEntry[], records: Map<string, FileRecord>, signal?: AbortSignal): BackgroundScan {
-  const settled = new Map<string, Promise<void>>();
-  const resolvers = new Map<string, { resolve: () => void; reject: (e: unknown) => void }>();
-  for (const entry of entries) {
-    const promise = new Promise<void>((resolve, reject) => resolvers.set(entry.name, { resolve, reject }));
-    promise.catch(() => {}); // surfaced through `done` and the waiting bundle
-    settled.set(entry.name, promise);
-  }
+  const progress = new ScanProgress(entries, records);
   // Entries are taken in the caller's order (the re-signer puts leaf bundles' files first, so
   // their signing can start early). The lanes take neighbouring entries, so they share one
   // read-ahead window: with one window each, both would read nearly every byte.
-  const paths = new PathIndex(settled.keys());
   const lanes = Math.min(SCAN_LANES, entries.length);
   const source = new ReadAheadSource(zip.source, SCAN_WINDOW);
   let next = 0;
   const lane = async (): Promise<void> => {
     while (next < entries.length) {
       const entry = entries[next++]!;
-      const resolver = resolvers.get(entry.name)!;
       try {
         signal?.throwIfAborted();
-        const record = entry.isSymlink ? { kind: 'symlink' as const, target: await readSymlink(zip, entry) } : await hashEntry(zip, entry, false, source);
-        records.set(entry.name, record as FileRecord);
-        resolver.resolve();
+        const record = entry.isSymlink ? { kind: 'symlink' as const, target: await readSymlink(zip, entry) } : await hashEntry(source, entry, zip.limits, false);
+        progress.settle(entry.name, record as FileRecord);
       } catch (error) {
-        resolver.reject(error);
+        progress.fail(entry.name, error);
         throw error;
       }
     }
   };
-  const done = Promise.all(Array.from({ length: lanes }, lane)).then(() => undefined);
-  done.catch(() => {});
-  // A failed or aborted lane leaves the entries after it unsettled: waiters fail with it rather
-  // than wait for entries no lane will take.
-  const failure = new Promise<never>((_, reject) => done.catch(reject));
-  failure.catch(() => {});
-  return {
-    records,
-    done,
-    settledUnder: (dir) => Promise.race([Promise.all(paths.under(dir).map((name) => settled.get(name)!)).then(() => undefined), failure]),
-  };
+  return progress.scan(Promise.all(Array.from({ length: lanes }, lane)).then(() => undefined));
+}
+
+/**
+ * Which entries of a background scan have their record: what startScan and its thread variant
+ * (scan-thread.ts) share. Bundles wait only for the entries under their folder.
+ */
+export class ScanProgress {
+  private readonly records: Map<string, FileRecord>;
+  private readonly settled = new Map<string, Promise<void>>();
+  private readonly resolvers = new Map<string, { resolve: () => void; reject: (e: unknown) => void }>();
+  private readonly paths: PathIndex;
+
+  constructor(entries: readonly ZipEntry[], records: Map<string, FileRecord>) {
+    this.records = records;
+    for (const entry of entries) {
+      const promise = new Promise<void>((resolve, reject) => this.resolvers.set(entry.name, { resolve, reject }));
+      promise.catch(() => {}); // surfaced through `done` and the waiting bundle
+      this.settled.set(entry.name, promise);
+    }
+    this.paths = new PathIndex(this.settled.keys());
+  }
+
+  settle(name: string, record: FileRecord): void {
+    this.records.set(name, record);
+    this.resolvers.get(name)!.resolve();
+  }
+
+  fail(name: string, error: unknown): void {
+    this.resolvers.get(name)?.reject(error);
+  }
+
+  /** The scan whose work is `work` (rejecting with the first failure). */
+  scan(work: Promise<void>): BackgroundScan {
+    const done = work;
+    done.catch(() => {});
+    // A failed or aborted scan leaves the entries after the failure unsettled: waiters fail with
+    // it rather than wait for entries no one will hash.
+    const failure = new Promise<never>((_, reject) => done.catch(reject));
+    failure.catch(() => {});
+    return {
+      records: this.records,
+      done,
+      settledUnder: (dir) => Promise.race([Promise.all(this.paths.under(dir).map((name) => this.settled.get(name)!)).then(() => undefined), failure]),
+    };
+  }
 }

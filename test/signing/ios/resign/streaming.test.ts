@@ -7,17 +7,18 @@
 // even the compressed bytes are the same.)
 // A sink that cannot patch headers gets the in-memory path, never a data descriptor.
 import assert from 'node:assert/strict';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { before, describe, it } from 'node:test';
 import { MemorySink, type DataSink } from '../../../../src/signing/data-sink.ts';
-import { BufferSource } from '../../../../src/signing/data-source.ts';
+import { BufferSource, FileSource, SIGNING_READS } from '../../../../src/signing/data-source.ts';
 import { parseProvisioningProfile, type ProvisioningProfile } from '../../../../src/signing/ios/profile/index.ts';
 import { plistDict, plistString } from '../../../../src/signing/plist/index.ts';
 import { resignIpa, type ResignOptions, type ResignResult } from '../../../../src/signing/ios/resign/index.ts';
 import { allProblems, verifyIpa } from '../../../../src/signing/ios/verify-ipa/index.ts';
 import { ZipReader } from '../../../../src/signing/zip/index.ts';
 import { FLAG_DATA_DESCRIPTOR } from '../../../../src/signing/zip/format.ts';
-import { needsSharedFixtures, sharedFixture } from '../../../support/fixtures.ts';
+import { needsSharedFixtures, sharedFixture, testOutputDir } from '../../../support/fixtures.ts';
 import { generatedApp, type GeneratedApp } from '../../../support/ios-app.ts';
 import { needsToolchain } from '../../../support/macho-build.ts';
 import { testPki } from '../../../support/pki.ts';
@@ -92,6 +93,24 @@ describe('streaming re-signing of large Mach-O files', needsToolchain(), () => {
     assert.equal((carried.result.bundles.at(-1)!.entitlements as { value: Map<string, unknown> }).value.has('aps-environment'), false);
     const requested = plistDict([['aps-environment', plistString('production')]]);
     await assertStreamingSame(signed, { identity: pki.leaf, profiles: withPush, entitlements: requested }, '--entitlements');
+  });
+
+  it('gives the same archive with the resources hashed on a thread of their own', async () => {
+    const file = path.join(testOutputDir('ios-resign'), 'scan-thread-input.ipa');
+    mkdirSync(path.dirname(file), { recursive: true });
+    writeFileSync(file, app.bytes);
+    const source = await FileSource.open(file, SIGNING_READS);
+    try {
+      const options: ResignOptions = { identity: testPki().leaf, profiles, signingTime: SIGNING_TIME, workers: 0 };
+      const inProcess = new MemorySink();
+      const onThread = new MemorySink();
+      const inProcessResult = await resignIpa(source, inProcess, { ...options, scanThreadAbove: Infinity });
+      const onThreadResult = await resignIpa(source, onThread, { ...options, scanThreadAbove: 0 });
+      assert.deepEqual(onThreadResult, inProcessResult);
+      assert.ok(onThread.toBuffer().equals(inProcess.toBuffer()));
+    } finally {
+      await source.close();
+    }
   });
 
   it('uses the in-memory path when the sink cannot patch headers (no data descriptors)', async () => {
