@@ -88,12 +88,13 @@ export function rewriteMethod(entry: Entry): number {
 export function deflatePiece(piece: Uint8Array, method: number): Uint8Array {
   // Stored stays stored; a deflated entry is recompressed at level 1 in independent pieces,
   // each ended by a full flush so they concatenate into one valid stream. A piece whose first
-  // 4 KiB do not shrink at level 1 (random or packed code, which `zip -1` deflates when headers
-  // and padding save it a percent) becomes stored blocks, a copy: deflating it would only cost
-  // time — the re-signer's rule too (src/signing/zip/deflate-pieces.ts).
+  // 4 KiB or middle 4 KiB do not shrink at level 1 (random or packed code, which `zip -1`
+  // deflates when headers and padding save it a percent) becomes stored blocks, a copy:
+  // deflating it would only cost time — the re-signer's rule too (src/signing/zip/deflate-pieces.ts).
   if (method === 0) return piece;
-  const sample = piece.subarray(0, SAMPLE);
-  if (deflateRawSync(sample, { level: 1 }).length >= sample.length * 0.98) return storedBlocks(piece);
+  const shrinks = (sample: Uint8Array): boolean => deflateRawSync(sample, { level: 1 }).length < sample.length * 0.98;
+  const middle = Math.max(0, Math.min(piece.length - SAMPLE, (piece.length >> 1) & ~(SAMPLE - 1)));
+  if (!shrinks(piece.subarray(0, SAMPLE)) || (middle >= SAMPLE && !shrinks(piece.subarray(middle, middle + SAMPLE)))) return storedBlocks(piece);
   return deflateRawSync(piece, { level: 1, finishFlush: 3 /* Z_FULL_FLUSH */ });
 }
 
