@@ -101,8 +101,10 @@ export async function resignIpaProved(source: DataSource, sink: DataSink, option
   // Leaf bundles' files first (post-order), so nested bundles can be sealed and signed while the
   // app's own resources are still being hashed.
   const rank = new Map(layout.postOrder.map((b, i) => [b, i]));
+  // Unchanged Info.plists were hashed when they were read (planInfoPlists, above): hashing them
+  // again would make each nested bundle's seal wait for the scan to reach them.
   const toHash = unchanged
-    .filter((e) => !machO.has(e.name))
+    .filter((e) => !machO.has(e.name) && !records.has(e.name))
     .map((entry) => ({ entry, rank: rank.get(owningBundle(layout, entry.name))! }))
     .sort((a, b) => a.rank - b.rank || a.entry.dataOffset - b.entry.dataOffset)
     .map((x) => x.entry);
