@@ -71,10 +71,14 @@ export function signOptionsOf(job: Omit<MachOJob, 'bytes'>): SignMachOOptions {
   };
 }
 
-export function runMachOJob(job: MachOJob): MachOJobResult {
+/**
+ * Signs one file. `fileDigests`: whether to take the signed file's whole-file digests here (a
+ * sealed job's, by default); a caller that takes them elsewhere passes false and fills them in.
+ */
+export function runMachOJob(job: MachOJob, fileDigests = job.sealed ?? true): MachOJobResult {
   const input = Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength);
   const signed = signMachO(input, signOptionsOf(job));
-  const sealed = job.sealed ?? true;
+  const sealed = fileDigests;
   const sha1 = createHash('sha1');
   const sha256 = createHash('sha256');
   let crc = 0;

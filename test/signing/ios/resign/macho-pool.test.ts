@@ -2,6 +2,7 @@
 // not copied) gives exactly the bytes of the same job signed in-process; the OrderedGate hands
 // out slots in ticket order whatever order they are asked in.
 import assert from 'node:assert/strict';
+import { createHash } from 'node:crypto';
 import { describe, it } from 'node:test';
 import { plistDict, plistString } from '../../../../src/signing/plist/index.ts';
 import { resultChunks, type MachOJob } from '../../../../src/signing/ios/resign/macho-job.ts';
@@ -26,7 +27,11 @@ describe('Mach-O signing pool', needsToolchain(), () => {
       signingTime: new Date('2026-01-01T00:00:00Z'),
     });
     const local = inProcessPool();
-    const expected = Buffer.concat(resultChunks(await local.sign(job(Buffer.from(exe)))));
+    const signed = await local.sign(job(Buffer.from(exe)));
+    const expected = Buffer.concat(resultChunks(signed));
+    // The whole-file digests (taken off-thread in-process, in the worker there) are the signed file's.
+    const digests = { sha1: createHash('sha1').update(expected).digest(), sha256: createHash('sha256').update(expected).digest() };
+    assert.deepEqual({ sha1: Buffer.from(signed.sha1), sha256: Buffer.from(signed.sha256) }, digests);
     const pool = workerPool(2);
     try {
       const input = Buffer.from(Uint8Array.prototype.slice.call(exe).buffer);
@@ -34,6 +39,7 @@ describe('Mach-O signing pool', needsToolchain(), () => {
       assert.equal(input.buffer.byteLength, 0, 'the input was transferred, not copied');
       assert.ok(Buffer.concat(resultChunks(a)).equals(expected));
       assert.ok(Buffer.concat(resultChunks(b)).equals(expected));
+      assert.deepEqual({ sha1: Buffer.from(a.sha1), sha256: Buffer.from(a.sha256) }, digests);
       assert.equal(a.identifier, 'com.example.pool');
       const report = verifyMachO(expected, {});
       assert.equal(report.slices[0]!.identifier, 'com.example.pool');
