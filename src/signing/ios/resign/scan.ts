@@ -7,7 +7,8 @@ import { createHash } from 'node:crypto';
 import { constants as zlib, inflateRawSync } from 'node:zlib';
 import { SigningError } from '../../errors.ts';
 import type { DataSource } from '../../data-source.ts';
-import { METHOD_STORED, type ZipEntry, type ZipLimits, type ZipReader } from '../../zip/index.ts';
+import type { ZipEntry, ZipLimits, ZipReader } from '../../zip/index.ts';
+import { METHOD_STORED } from '../../zip/format.ts';
 import { readContentChunks, type EntryLocation } from '../../zip/entry-content.ts';
 import type { BundleFile } from '../code-resources/index.ts';
 import { ReadAheadSource } from './read-ahead.ts';
@@ -238,9 +239,8 @@ export class ScanProgress {
     this.resolvers.get(name)?.reject(error);
   }
 
-  /** The scan whose work is `work` (rejecting with the first failure). */
-  scan(work: Promise<void>): BackgroundScan {
-    const done = work;
+  /** The scan whose work is `done` (rejecting with the first failure). */
+  scan(done: Promise<void>): BackgroundScan {
     done.catch(() => {});
     // A failed or aborted scan leaves the entries after the failure unsettled: waiters fail with
     // it rather than wait for entries no one will hash.
