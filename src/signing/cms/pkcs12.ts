@@ -10,6 +10,7 @@ import type forge from 'node-forge';
 import * as pkijs from 'pkijs';
 import { SigningError } from '../errors.ts';
 import { OID, bufferOf, encodeDer, parseAsn1, toArrayBuffer } from './der.ts';
+import { macDigestOf, macMatches } from './pkcs12-mac.ts';
 
 export interface Pkcs12Bag {
   der: Buffer;
@@ -90,7 +91,9 @@ export async function openPkcs12(bytes: Buffer, password: string, keyPassword: s
   const hasMac = pfx.macData !== undefined;
   try {
     // RFC 7292 §4: the MAC key is derived from the password, so a mismatch means a wrong password.
-    await pfx.parseInternalValues({ password: passwordBytes, checkIntegrity: hasMac });
+    // Checked here with node:crypto where the digest is one it knows (pkcs12-mac.ts), else by pkijs.
+    const checkedHere = hasMac && checkMac(pfx, password);
+    await pfx.parseInternalValues({ password: passwordBytes, checkIntegrity: hasMac && !checkedHere });
   } catch (cause) {
     if (cause instanceof Error && cause.message.includes('Integrity')) {
       throw new SigningError('keystore_password_incorrect', 'The PKCS#12 password is incorrect (the integrity MAC does not verify).', { cause });
@@ -123,6 +126,22 @@ export async function openPkcs12(bytes: Buffer, password: string, keyPassword: s
     await readSafeContents(safeContents, contents, keyPassword, keyPassword === password ? storeCode : 'key_password_incorrect');
   }
   return contents;
+}
+
+/**
+ * The password-integrity MAC over the authenticated safe's content, checked with node:crypto:
+ * true when it matches, false when pkijs should check it (another integrity mode or digest).
+ * A mismatch throws as pkijs does, for the caller to report as a wrong password.
+ */
+function checkMac(pfx: pkijs.PFX, password: string): boolean {
+  const mac = pfx.macData!;
+  const digest = macDigestOf(mac.mac.digestAlgorithm.algorithmId);
+  if (pfx.authSafe.contentType !== OID.data || !(pfx.authSafe.content instanceof asn1js.OctetString) || digest === undefined) return false;
+  const content = new Uint8Array(pfx.authSafe.content.getValue());
+  if (!macMatches(digest, password, mac.macSalt.valueBlock.valueHexView, mac.iterations ?? 1, content, mac.mac.digest.valueBlock.valueHexView)) {
+    throw new Error('Integrity for the PKCS#12 data is broken!');
+  }
+  return true;
 }
 
 function parsePfx(bytes: Buffer): pkijs.PFX {
