@@ -188,7 +188,7 @@ async function benchApp(dir: string, kind: 'random' | 'code', { p12, profile, en
   // engine row's output gets the full independent verifier here, so the proof path is checked
   // against it on every run.
   const { allProblems, verifyIpa } = await import('../src/signing/ios/verify-ipa/index.ts');
-  const { FileSource } = await import('../src/signing/data-source.ts');
+  const { FileSource, SIGNING_READS } = await import('../src/signing/data-source.ts');
   const verify = async (file: string): Promise<string> => {
     const source = await FileSource.open(file);
     const report = await verifyIpa(source).finally(() => source.close());
@@ -240,13 +240,14 @@ async function timed(command: string, args: string[], env: NodeJS.ProcessEnv, ou
 async function engineChild(ipa: string, out: string, p12: string, profileFile: string): Promise<void> {
   const { loadIdentity } = await import('../src/signing/cms/index.ts');
   const { FileSink } = await import('../src/signing/data-sink.ts');
-  const { FileSource } = await import('../src/signing/data-source.ts');
+  const { FileSource, SIGNING_READS } = await import('../src/signing/data-source.ts');
   const { parseProvisioningProfile } = await import('../src/signing/ios/profile/index.ts');
   const { resignIpaProved } = await import('../src/signing/ios/resign/index.ts');
   const { allProblems, verifyWritten } = await import('../src/signing/ios/verify-ipa/index.ts');
   const identity = await loadIdentity(readFileSync(p12), { password: 'bench' });
   const profile = parseProvisioningProfile(readFileSync(profileFile));
-  const source = await FileSource.open(ipa);
+  // Opened as the CLI opens them (SIGNING_READS: small reads on the calling thread).
+  const source = await FileSource.open(ipa, SIGNING_READS);
   const sink = await FileSink.create(out);
   const cpu0 = process.cpuUsage();
   const start = performance.now();
@@ -255,7 +256,7 @@ async function engineChild(ipa: string, out: string, p12: string, profileFile: s
   const cpu1 = process.cpuUsage();
   const signed = performance.now();
   const rssAfterSign = process.resourceUsage().maxRSS * 1024;
-  const check = await FileSource.open(out);
+  const check = await FileSource.open(out, SIGNING_READS);
   const report = await verifyWritten(check, source, proof).finally(() => check.close());
   // Phase split, for diagnosis (stderr; the figures above are the whole process's).
   const cpu2 = process.cpuUsage();
