@@ -12,7 +12,8 @@
 //        of a `zip -1` input) of those the input deflated, in independent 256 KiB pieces (as pigz
 //        does) so both cores share a large file; stored ones stay stored, and so do those the
 //        input's deflate shrank by less than 0.5 % (random or packed code: the ratio is kept);
-//        within the others, a piece whose first 4 KiB do not shrink is written as stored blocks.
+//        within the others, a piece whose first or middle 4 KiB do not shrink is written as
+//        stored blocks.
 //   apk: SHA-256 of every entry's content (v1 manifest) and the v2/v3 chunked content digest
 //        (SHA-256 of each 1 MiB chunk of the entries, central directory and EoCD), once: v2 and
 //        v3 with the same algorithm share it. Nothing is recompressed (entries are copied raw).

@@ -61,7 +61,7 @@ export function streamedWrite(entry: ZipEntry, stream: MachOStream, signing: Mac
     // Zip64 is reserved up front if the size needs it; CRC and sizes (and, with `jobAtEnd`, the
     // header, written as zeros until the signature is built) are patched in place once written
     // (DataSink.writeAt). Deflated, the header is stored ahead of the pieces either way, as the
-    // in-memory path stores it (output.ts writeLargeEntry): both give the same archive.
+    // in-memory path stores it (output.ts compressLargeEntry): both give the same archive.
     await writer.addEntry(entry.name, signer.chunks(), {
       method: style.method,
       level: style.level ?? target.level ?? 6,
