@@ -161,6 +161,12 @@ try {
   console.log(`\nsignet sign / two-core floor: wall ${(s.seconds / floorWall).toFixed(2)}x (target <= 2x), CPU ${(s.cpu / floorCpu).toFixed(2)}x the floor's`);
   console.log(`service path / two-core floor: wall ${(v.seconds / floorWall).toFixed(2)}x, CPU ${(v.cpu / floorCpu).toFixed(2)}x the floor's (upload, task, signing, verification, storage; wall ${(v.seconds / s.seconds).toFixed(2)}x signet sign's), server peak RSS ${(v.rssKiB / 1024).toFixed(0)} MiB (${(service.idleRss / MiB).toFixed(0)} MiB once started, before any run)`);
   if (baseline.length > 0) console.log(`baseline signet sign / two-core floor: wall ${(median(baseline).seconds / floorWall).toFixed(2)}x, CPU ${(median(baseline).cpu / floorCpu).toFixed(2)}x`);
+  // Each run's own ratio as well: this machine is shared and goes through slower and faster
+  // phases, which move a run's rows together; the medians above may pair a floor from a fast
+  // phase with a signet run from a slow one.
+  const perRun = (rows: Measure[]): number[] => rows.map((m, i) => m.seconds / Math.min(floor1[i]!.seconds, floor2[i]!.seconds));
+  const ratios = (values: number[]): string => `${values.map((x) => x.toFixed(2)).join(', ')} (median ${middleOf(values).toFixed(2)}x)`;
+  console.log(`per run, wall / the same run's faster floor: signet sign ${ratios(perRun(signet))}${baseline.length > 0 ? `; baseline ${ratios(perRun(baseline))}` : ''}`);
   console.log(`wall-time ratio signet/apksigner: ${(s.seconds / a.seconds).toFixed(3)}; CPU-time ratio: ${(s.cpu / a.cpu).toFixed(3)}`);
   console.log(`signet peak RSS: ${(s.rssKiB / 1024).toFixed(0)} MiB = ${((s.rssKiB * 1024) / 1e6).toFixed(0)} MB (target <= 120 MB); apksigner: ${(a.rssKiB / 1024).toFixed(0)} MiB`);
   console.log(`(signet sign also verifies its output before keeping it; apksigner sign does not. Engine alone / apksigner: wall ${(e.seconds / a.seconds).toFixed(3)}, CPU ${(e.cpu / a.cpu).toFixed(3)})`);
@@ -191,9 +197,14 @@ async function timed(command: string, args: string[], env: NodeJS.ProcessEnv, ou
   return { seconds: Number(match[1]), cpu: Number(match[2]) + Number(match[3]), rssKiB: Number(match[4]) };
 }
 
+/** The middle value (the upper one of an even count). */
+function middleOf(values: number[]): number {
+  return [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
+}
+
 /** Median of each figure on its own. */
 function median(values: Measure[]): Measure {
-  const middle = (pick: (m: Measure) => number): number => values.map(pick).sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
+  const middle = (pick: (m: Measure) => number): number => middleOf(values.map(pick));
   return { seconds: middle((m) => m.seconds), cpu: middle((m) => m.cpu), rssKiB: middle((m) => m.rssKiB) };
 }
 

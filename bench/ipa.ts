@@ -182,6 +182,12 @@ async function benchApp(dir: string, kind: 'random' | 'code', { p12, profile, en
   console.log(`  service path / two-core floor: wall ${(v.ms / floorWall).toFixed(2)}×, CPU ${(v.cpu / floorCpu).toFixed(2)}× the floor's (upload, task, re-sign, verification, storage; wall ${(v.ms / s.ms).toFixed(2)}× signet sign's), server peak RSS ${(v.rss / 1e6).toFixed(0)} MB (${(service.idleRss / 1e6).toFixed(0)} MB once started, before any run)`);
   console.log(`  engine + proof / two-core floor: wall ${(e.ms / floorWall).toFixed(2)}×, CPU ${(e.cpu / floorCpu).toFixed(2)}×`);
   if (b !== undefined) console.log(`  baseline signet sign / two-core floor: wall ${(b.ms / floorWall).toFixed(2)}×, CPU ${(b.cpu / floorCpu).toFixed(2)}×, peak RSS ${(b.rss / 1e6).toFixed(0)} MB`);
+  // Each run's own ratio as well: this machine is shared and goes through slower and faster
+  // phases, which move a run's rows together; the medians above may pair a floor from a fast
+  // phase with a signet run from a slow one.
+  const perRun = (all: Measure[]): number[] => all.map((m, i) => m.ms / Math.min(rows.floor1[i]!.ms, rows.floor2[i]!.ms));
+  const ratios = (values: number[]): string => `${values.map((x) => x.toFixed(2)).join(', ')} (median ${middleOf(values).toFixed(2)}×)`;
+  console.log(`  per run, wall / the same run's faster floor: signet sign ${ratios(perRun(rows.sign))}${rows.baseline.length > 0 ? `; baseline ${ratios(perRun(rows.baseline))}` : ''}`);
   const outputSize = statSync(out).size;
   console.log(`  output: ${(outputSize / 1e6).toFixed(1)} MB = input ${percent(outputSize, inputSize)} (target ≤ +1 %)`);
   // signet sign verified its output before keeping it, and the service path's task did; the
@@ -218,9 +224,14 @@ function mib(bytes: number): string {
   return `${(bytes / MiB).toFixed(bytes < 10 * MiB ? 1 : 0)} MiB`;
 }
 
+/** The middle value (the upper one of an even count). */
+function middleOf(values: number[]): number {
+  return [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
+}
+
 /** Median of each figure on its own. */
 function median(values: Measure[]): Measure {
-  const middle = (pick: (m: Measure) => number): number => values.map(pick).sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
+  const middle = (pick: (m: Measure) => number): number => middleOf(values.map(pick));
   return { ms: middle((m) => m.ms), cpu: middle((m) => m.cpu), rss: middle((m) => m.rss) };
 }
 
