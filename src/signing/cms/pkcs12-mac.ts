@@ -4,7 +4,7 @@
 // ~2 ms. Hand-written because no maintained library derives the Appendix B key natively; the
 // password is turned into a BMPString exactly as pkijs turns it, so both accept the same files.
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import { DIGEST_OIDS, type DigestAlgorithm } from './der.ts';
+import type { DigestAlgorithm } from './der.ts';
 
 /** RFC 7292 B.2: u (digest bytes) and v (block bytes) per digest. */
 const SIZES: Record<DigestAlgorithm, { u: number; v: number }> = {
@@ -15,10 +15,6 @@ const SIZES: Record<DigestAlgorithm, { u: number; v: number }> = {
 };
 /** RFC 7292 B.3: ID 3 derives a MAC key. */
 const MAC_KEY_ID = 3;
-
-export function macDigestOf(oid: string): DigestAlgorithm | undefined {
-  return (Object.keys(DIGEST_OIDS) as DigestAlgorithm[]).find((name) => DIGEST_OIDS[name] === oid);
-}
 
 /** Whether `mac` is the HMAC of `content` under the key derived from `password` (RFC 7292 §5.1). */
 export function macMatches(digest: DigestAlgorithm, password: string, salt: Uint8Array, iterations: number, content: Uint8Array, mac: Uint8Array): boolean {

@@ -9,8 +9,8 @@ import * as asn1js from 'asn1js';
 import type forge from 'node-forge';
 import * as pkijs from 'pkijs';
 import { SigningError } from '../errors.ts';
-import { OID, bufferOf, encodeDer, parseAsn1, toArrayBuffer } from './der.ts';
-import { macDigestOf, macMatches } from './pkcs12-mac.ts';
+import { OID, bufferOf, digestFromOid, encodeDer, parseAsn1, toArrayBuffer } from './der.ts';
+import { macMatches } from './pkcs12-mac.ts';
 
 export interface Pkcs12Bag {
   der: Buffer;
@@ -135,7 +135,7 @@ export async function openPkcs12(bytes: Buffer, password: string, keyPassword: s
  */
 function checkMac(pfx: pkijs.PFX, password: string): boolean {
   const mac = pfx.macData!;
-  const digest = macDigestOf(mac.mac.digestAlgorithm.algorithmId);
+  const digest = digestFromOid(mac.mac.digestAlgorithm.algorithmId);
   if (pfx.authSafe.contentType !== OID.data || !(pfx.authSafe.content instanceof asn1js.OctetString) || digest === undefined) return false;
   const content = new Uint8Array(pfx.authSafe.content.getValue());
   if (!macMatches(digest, password, mac.macSalt.valueBlock.valueHexView, mac.iterations ?? 1, content, mac.mac.digest.valueBlock.valueHexView)) {

@@ -4,8 +4,8 @@
 // (RFC 1951 §3.2.3: byte-aligned, not final), so the pieces concatenate into one valid deflate
 // stream. Each restart loses the 32 KiB window: on 1 MiB pieces a fraction of a percent. A piece
 // whose first or middle 4 KiB do not shrink at level 1 (random or packed data) is written as
-// stored deflate blocks by hand: compressing it would cost time for nothing. Hand-written: node:zlib has no
-// parallel deflate, and no maintained package runs one on libuv's pool.
+// stored deflate blocks by hand: compressing it would cost time for nothing. Hand-written:
+// node:zlib has no parallel deflate, and no maintained package runs one on libuv's pool.
 //
 // The same bytes whether the content is in memory (deflatePiecesOf) or streamed (deflatePieces):
 // the re-signer's streamed and in-memory paths give identical archives.

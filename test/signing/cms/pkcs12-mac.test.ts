@@ -5,14 +5,15 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import * as asn1js from 'asn1js';
 import * as pkijs from 'pkijs';
-import { macDigestOf, macMatches } from '../../../src/signing/cms/pkcs12-mac.ts';
+import { digestFromOid } from '../../../src/signing/cms/der.ts';
+import { macMatches } from '../../../src/signing/cms/pkcs12-mac.ts';
 import { testPki } from '../../support/pki.ts';
 
-function macOf(bytes: Buffer): { digest: ReturnType<typeof macDigestOf>; salt: Uint8Array; iterations: number; content: Uint8Array; mac: Uint8Array } {
+function macOf(bytes: Buffer): { digest: ReturnType<typeof digestFromOid>; salt: Uint8Array; iterations: number; content: Uint8Array; mac: Uint8Array } {
   const pfx = new pkijs.PFX({ schema: asn1js.fromBER(new Uint8Array(bytes)).result });
   const data = pfx.macData!;
   return {
-    digest: macDigestOf(data.mac.digestAlgorithm.algorithmId),
+    digest: digestFromOid(data.mac.digestAlgorithm.algorithmId),
     salt: data.macSalt.valueBlock.valueHexView,
     iterations: data.iterations ?? 1,
     content: new Uint8Array((pfx.authSafe.content as asn1js.OctetString).getValue()),
@@ -36,7 +37,7 @@ describe('PKCS#12 MAC (RFC 7292 Appendix B) with node:crypto', () => {
     }
   }
   it('names only the digests it derives keys for', () => {
-    assert.equal(macDigestOf('2.16.840.1.101.3.4.2.3'), 'sha512');
-    assert.equal(macDigestOf('1.2.643.7.1.1.2.2'), undefined); // GOST R 34.11-2012: left to pkijs
+    assert.equal(digestFromOid('2.16.840.1.101.3.4.2.3'), 'sha512');
+    assert.equal(digestFromOid('1.2.643.7.1.1.2.2'), undefined); // GOST R 34.11-2012: left to pkijs
   });
 });

@@ -85,7 +85,7 @@ export async function finishBundle(context: Context, bundle: BundleNode, bytes: 
     await context.scan.settledUnder(bundle.dir);
     const codeResources = buildCodeResources(bundleFiles(context, bundle), { mainExecutable: bundle.executable, sha1 });
     report.sealedFiles = codeResources.sealed.length;
-    const record = recordOf(codeResources.bytes) as Extract<FileRecord, { kind: 'file' }>;
+    const record = recordOf(codeResources.bytes);
     records.set(codeResourcesName, record);
     return { bytes: codeResources.bytes, record };
   })();

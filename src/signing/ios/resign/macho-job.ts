@@ -78,7 +78,6 @@ export function signOptionsOf(job: Omit<MachOJob, 'bytes'>): SignMachOOptions {
 export function runMachOJob(job: MachOJob, fileDigests = job.sealed ?? true): MachOJobResult {
   const input = Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength);
   const signed = signMachO(input, signOptionsOf(job));
-  const sealed = fileDigests;
   const sha1 = createHash('sha1');
   const sha256 = createHash('sha256');
   let crc = 0;
@@ -89,7 +88,7 @@ export function runMachOJob(job: MachOJob, fileDigests = job.sealed ?? true): Ma
   let freshAt = 0;
   const chunks: ChunkRef[] = [];
   for (const chunk of signed.chunks) {
-    if (sealed) {
+    if (fileDigests) {
       sha1.update(chunk);
       sha256.update(chunk);
     }
@@ -106,8 +105,8 @@ export function runMachOJob(job: MachOJob, fileDigests = job.sealed ?? true): Ma
     fresh: fresh.buffer as ArrayBuffer,
     chunks,
     size: signed.size,
-    sha1: sealed ? sha1.digest() : new Uint8Array(0),
-    sha256: sealed ? sha256.digest() : new Uint8Array(0),
+    sha1: fileDigests ? sha1.digest() : new Uint8Array(0),
+    sha256: fileDigests ? sha256.digest() : new Uint8Array(0),
     crc32: crc >>> 0,
     identifier: signed.identifier,
     cdhashes: signed.slices.map((s) => (s.codeDirectories[0]?.digest.subarray(0, 20).toString('hex') ?? '')),

@@ -114,7 +114,7 @@ export function filesUnder(records: ReadonlyMap<string, FileRecord>, dir: string
 }
 
 /** Digests of bytes the re-signer produced itself (Info.plist, profiles, CodeResources). */
-export function recordOf(bytes: Uint8Array): FileRecord {
+export function recordOf(bytes: Uint8Array): Extract<FileRecord, { kind: 'file' }> {
   return { kind: 'file', sha1: createHash('sha1').update(bytes).digest(), sha256: createHash('sha256').update(bytes).digest() };
 }
 
