@@ -106,7 +106,8 @@ export class FileSink implements DataSink {
     }
   }
 
-  private async flush(): Promise<void> {
+  /** Writes out the small writes gathered so far: every byte written can then be read from the file. */
+  async flush(): Promise<void> {
     if (this.pendingLength === 0) return;
     await this.writeFully(this.pending.subarray(0, this.pendingLength), this.flushed);
     this.flushed += this.pendingLength;

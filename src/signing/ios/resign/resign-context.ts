@@ -11,9 +11,10 @@ import type { BackgroundScan, FileRecord } from './scan.ts';
 
 /**
  * A unit of output: entries to write, in order, once the job's turn comes. A `streamed` entry is
- * signed while it is written, so its digests exist only once it has been written.
+ * signed while it is written, so its digests exist only once it has been written. `code`: a
+ * signed Mach-O file, and whether a parent bundle seals it (ResignOptions.codeWritten).
  */
-export type Output = Array<{ name: string; streamed?: boolean; write: (writer: ZipWriter) => Promise<void> }>;
+export type Output = Array<{ name: string; streamed?: boolean; code?: { sealed: boolean }; write: (writer: ZipWriter) => Promise<void> }>;
 
 export interface Context {
   zip: ZipReader;

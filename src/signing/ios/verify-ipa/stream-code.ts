@@ -10,9 +10,10 @@
 // with these page hashes. Should its code directory ask for hashes not taken here (another page
 // size, hash type or code limit), the caller reads the file whole and verifies again.
 import { createHash, hash } from 'node:crypto';
-import type { ZipEntry, ZipReader } from '../../zip/index.ts';
-import { readContentChunks } from '../../zip/entry-content.ts';
-import { digestSet, type HashType } from '../codesign/index.ts';
+import type { DataSource } from '../../data-source.ts';
+import type { ZipLimits } from '../../zip/index.ts';
+import { readContentChunks, type EntryLocation } from '../../zip/entry-content.ts';
+import { digestSet, type HashName, type HashType } from '../codesign/index.ts';
 import { FAT_MAGIC, FAT_MAGIC_64 } from '../macho/constants.ts';
 import { codeSignatureCommand } from '../macho/inspect.ts';
 import { isMachO, parseSlice } from '../macho/parse.ts';
@@ -27,19 +28,24 @@ const STREAM_CHUNK = 1024 * 1024;
 
 export interface StreamedCode {
   /** Header, load commands and signature real; code bytes zeros. */
-  standIn: Buffer;
-  /** The page hashes taken, for VerifyMachOOptions.pageHashes. */
-  pageHashes: (type: HashType, codeLimit: number, pageSize: number) => Buffer | undefined;
+  readonly standIn: Buffer;
+  /** Bytes of the header and load commands: with the signature, the stand-in's only bytes that are not zeros. */
+  headLength: number;
+  /** Where the code ends (the signature's offset): the page hashes cover [0, codeLimit). */
+  codeLimit: number;
+  /** The hashes of every 4 KiB page below codeLimit, per hash type the header implies. */
+  pageHashes: Array<{ type: HashName; hashes: Buffer }>;
   /** Whole-file SHA-1 + SHA-256, when asked for. */
-  record: FileRecord | undefined;
+  record: Extract<FileRecord, { kind: 'file' }> | undefined;
 }
 
 /** Undefined when the file is not a thin Mach-O file with a code signature command (read it whole instead). */
-export async function streamCode(zip: ZipReader, entry: ZipEntry, wholeFile: boolean): Promise<StreamedCode | undefined> {
+export async function streamCode(source: DataSource, limits: ZipLimits, entry: EntryLocation, wholeFile: boolean): Promise<StreamedCode | undefined> {
   const size = entry.uncompressedSize;
   const sha1 = wholeFile ? createHash('sha1') : undefined;
   const sha256 = wholeFile ? createHash('sha256') : undefined;
   let standIn: Buffer | undefined;
+  let commandsLength = 0;
   let head: Buffer[] = [];
   let headLength = 0;
   let plan: { limit: number; types: HashType[]; out: Buffer[] } | undefined;
@@ -68,7 +74,7 @@ export async function streamCode(zip: ZipReader, entry: ZipEntry, wholeFile: boo
     pendingLength = bytes.copy(pending, 0, at, take);
   };
   let position = 0;
-  for await (const chunk of readContentChunks(zip.source, entry, zip.limits, STREAM_CHUNK)) {
+  for await (const chunk of readContentChunks(source, entry, limits, STREAM_CHUNK)) {
     sha1?.update(chunk);
     sha256?.update(chunk);
     if (plan === undefined) {
@@ -83,7 +89,8 @@ export async function streamCode(zip: ZipReader, entry: ZipEntry, wholeFile: boo
       const commandsEnd = MACH_HEADER_64 + (littleEndian ? first.readUInt32LE(20) : first.readUInt32BE(20));
       if (first.length < Math.min(size, commandsEnd)) continue;
       standIn = Buffer.alloc(size);
-      first.copy(standIn, 0, 0, Math.min(size, commandsEnd));
+      commandsLength = Math.min(size, commandsEnd);
+      first.copy(standIn, 0, 0, commandsLength);
       let command;
       let slice;
       try {
@@ -111,11 +118,18 @@ export async function streamCode(zip: ZipReader, entry: ZipEntry, wholeFile: boo
   const { limit, types, out } = plan;
   return {
     standIn: standIn!,
-    pageHashes: (type, codeLimit, pageSize) => {
-      const i = types.findIndex((t) => t.name === type.name);
-      return i < 0 || codeLimit !== limit || pageSize !== PAGE ? undefined : out[i];
-    },
+    headLength: commandsLength,
+    codeLimit: limit,
+    pageHashes: types.map((type, i) => ({ type: type.name, hashes: out[i]! })),
     record: sha1 === undefined ? undefined : { kind: 'file', sha1: sha1.digest(), sha256: sha256!.digest() },
+  };
+}
+
+/** The page hashes a stream took, as VerifyMachOOptions.pageHashes asks for them: none for another type, code limit or page size. */
+export function takenPageHashes(streamed: StreamedCode): (type: HashType, codeLimit: number, pageSize: number) => Buffer | undefined {
+  return (type, codeLimit, pageSize) => {
+    if (codeLimit !== streamed.codeLimit || pageSize !== PAGE) return undefined;
+    return streamed.pageHashes.find((taken) => taken.type === type.name)?.hashes;
   };
 }
 
