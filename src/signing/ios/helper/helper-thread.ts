@@ -140,17 +140,13 @@ function errorOf(message: Extract<HelperMessage, { kind: 'failed' }>): Error {
   return message.code === undefined ? new Error(message.message) : new SigningError(message.code, message.message, message.details === undefined ? {} : { details: message.details });
 }
 
-/** Structured clone turns Buffers into Uint8Arrays: views again. The stand-in is made when asked for. */
+/** Structured clone turns Buffers into Uint8Arrays: views again. */
 function streamedCodeOf(data: StreamedCodeData): StreamedCode {
   const buf = (u: Uint8Array): Buffer => Buffer.from(u.buffer, u.byteOffset, u.byteLength);
   return {
-    get standIn() {
-      const standIn = Buffer.alloc(data.size);
-      standIn.set(data.head, 0);
-      standIn.set(data.signature, data.codeLimit);
-      return standIn;
-    },
-    headLength: data.head.length,
+    size: data.size,
+    head: buf(data.head),
+    signature: buf(data.signature),
     codeLimit: data.codeLimit,
     pageHashes: data.pageHashes.map(({ type, hashes }) => ({ type, hashes: buf(hashes) })),
     record: data.record === undefined ? undefined : { kind: 'file', sha1: buf(data.record.sha1), sha256: buf(data.record.sha256) },

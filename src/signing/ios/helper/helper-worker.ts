@@ -24,11 +24,7 @@ export type HelperRequest =
 /** A request as posted: numbered, so that the replies can name it. */
 export type HelperJob = HelperRequest & { id: number };
 
-/**
- * StreamedCode as it crosses the thread boundary: of the stand-in, only its size and the bytes
- * that are not zeros (header and load commands, signature). A file read back early waits for
- * the verifier in this form, not as a buffer of its size.
- */
+/** StreamedCode as it crosses the thread boundary (Buffers arrive as Uint8Arrays). */
 export interface StreamedCodeData {
   size: number;
   head: Uint8Array;
@@ -103,13 +99,13 @@ async function stream(job: Extract<HelperJob, { kind: 'stream' }>, source: FileS
   // Its reads, inflated chunks and stand-in are garbage now (see scan above).
   droppedBuffers(job.entry.compressedSize + job.entry.uncompressedSize);
   if (code === undefined) return { id: job.id, kind: 'streamed', code: null };
-  const { standIn, headLength, codeLimit, pageHashes, record } = code;
+  const { size, head, signature, codeLimit, pageHashes, record } = code;
   // Copies of their own: a view would carry its whole buffer (the file's size) across.
   const own = (view: Uint8Array): Uint8Array => Uint8Array.prototype.slice.call(view);
   return {
     id: job.id,
     kind: 'streamed',
-    code: { size: standIn.length, head: own(standIn.subarray(0, headLength)), signature: own(standIn.subarray(codeLimit)), codeLimit, pageHashes, record: record === undefined ? undefined : { sha1: record.sha1, sha256: record.sha256 } },
+    code: { size, head: own(head), signature: own(signature), codeLimit, pageHashes, record: record === undefined ? undefined : { sha1: record.sha1, sha256: record.sha256 } },
   };
 }
 

@@ -27,10 +27,11 @@ const MACH_HEADER_64 = 32;
 const STREAM_CHUNK = 1024 * 1024;
 
 export interface StreamedCode {
-  /** Header, load commands and signature real; code bytes zeros. */
-  readonly standIn: Buffer;
-  /** Bytes of the header and load commands: with the signature, the stand-in's only bytes that are not zeros. */
-  headLength: number;
+  /** The file's size. */
+  size: number;
+  /** Its header and load commands, and its signature (from codeLimit on): the only bytes of the file the checks read besides the pages hashed here (standIn). */
+  head: Buffer;
+  signature: Buffer;
   /** Where the code ends (the signature's offset): the page hashes cover [0, codeLimit). */
   codeLimit: number;
   /** The hashes of every 4 KiB page below codeLimit, per hash type the header implies. */
@@ -117,12 +118,55 @@ export async function streamCode(source: DataSource, limits: ZipLimits, entry: E
   if (pendingLength > 0) hashPage(pending.subarray(0, pendingLength));
   const { limit, types, out } = plan;
   return {
-    standIn: standIn!,
-    headLength: commandsLength,
+    size,
+    head: standIn!.subarray(0, commandsLength),
+    signature: standIn!.subarray(limit),
     codeLimit: limit,
     pageHashes: types.map((type, i) => ({ type: type.name, hashes: out[i]! })),
     record: sha1 === undefined ? undefined : { kind: 'file', sha1: sha1.digest(), sha256: sha256!.digest() },
   };
+}
+
+/**
+ * The file as the checks see it: header, load commands and signature real, the code zeros. In
+ * `reuse` when given and large enough (all zeros but what standInOf itself put there: the caller
+ * reuses it only for stand-ins, one at a time), else in a buffer of its own.
+ */
+export function standInOf(code: StreamedCode, reuse?: StandInBuffer): Buffer {
+  const standIn = reuse?.take(code.size) ?? Buffer.alloc(code.size);
+  code.head.copy(standIn, 0);
+  code.signature.copy(standIn, code.codeLimit);
+  reuse?.written(code.head.length, code.codeLimit, code.size);
+  return standIn;
+}
+
+/**
+ * One zeroed buffer for the stand-ins of small files, one after another: a new one per file (a
+ * framework's 3 MiB) would be garbage for the collector each time. The bytes a stand-in put there
+ * are zeroed again when the next one is taken.
+ */
+export class StandInBuffer {
+  readonly #limit: number;
+  #buffer = Buffer.alloc(0);
+  #dirty: Array<[number, number]> = [];
+
+  /** `limit`: the largest stand-in kept here; larger ones get buffers of their own. */
+  constructor(limit: number) {
+    this.#limit = limit;
+  }
+
+  /** A zeroed buffer of `size` bytes, or undefined above the limit. */
+  take(size: number): Buffer | undefined {
+    if (size > this.#limit) return undefined;
+    if (size > this.#buffer.length) this.#buffer = Buffer.alloc(size);
+    else for (const [start, end] of this.#dirty) this.#buffer.fill(0, start, end);
+    this.#dirty = [];
+    return this.#buffer.subarray(0, size);
+  }
+
+  written(headLength: number, signatureStart: number, end: number): void {
+    this.#dirty.push([0, headLength], [signatureStart, end]);
+  }
 }
 
 /** The page hashes a stream took, as VerifyMachOOptions.pageHashes asks for them: none for another type, code limit or page size. */

@@ -17,7 +17,7 @@ import { readMachO } from '../resign/read-macho.ts';
 import { PathIndex } from '../resign/path-index.ts';
 import { filesUnder, isInDsym, recordOffThread, scanEntries, type ScanResult } from '../resign/scan.ts';
 import { profileProblems } from './profile-checks.ts';
-import { streamCode, takenPageHashes, type StreamedCode } from './stream-code.ts';
+import { StandInBuffer, standInOf, streamCode, takenPageHashes, type StreamedCode } from './stream-code.ts';
 import type { BundleVerification, CodeVerification, IpaVerification } from './report.ts';
 
 export interface VerifyIpaOptions {
@@ -113,6 +113,8 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
     streamedFiles.set(entry, streamed);
   }
   let held = 0;
+  // Stand-ins of files streamed (or read back) below the streaming size share one buffer.
+  const standIns = new StandInBuffer((options.streamAbove ?? STREAM_ABOVE) - 1);
   const digests: Array<Promise<void>> = [];
   try {
     for (const entry of codeFiles) {
@@ -128,10 +130,9 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
       }
       fetchAhead();
       const streamed = await streamedFiles.get(entry);
-      let bytes = streamed?.standIn ?? (await (pending ?? readMachO(zip, entry)));
-      // A large file's stand-in is mapped and mostly never touched; a small one is heap memory
-      // like a file read whole.
-      held = streamed === undefined || bytes.length < (options.streamAbove ?? STREAM_ABOVE) ? bytes.length : 0;
+      let bytes = streamed === undefined ? await (pending ?? readMachO(zip, entry)) : standInOf(streamed, standIns);
+      // A stand-in is in the reused buffer or, large, mapped and mostly never touched.
+      held = streamed === undefined ? bytes.length : 0;
       if (sealed && streamed?.record !== undefined) records.set(entry.name, streamed.record);
       // Hashed whole on the pool while this thread checks the signature (needed only for the seals, below).
       else if (sealed) digests.push(recordOffThread(bytes).then((record) => void records.set(entry.name, record)));
