@@ -5,7 +5,6 @@ import { signApk, v1SignerNameFor, verifyApk } from '../android/index.ts';
 import { loadIdentity, type LoadIdentityOptions } from '../cms/index.ts';
 import type { DataSource } from '../data-source.ts';
 import { SigningError } from '../errors.ts';
-import { inspectPackage } from '../inspect/index.ts';
 import { collectBetweenPhases } from '../reclaim.ts';
 import { toBuffer } from './bytes.ts';
 import { FIRST_V2_SDK } from './constants.ts';
@@ -50,7 +49,8 @@ export async function signAndroid(request: AndroidSignRequest, input: DataSource
     // Android ignores certificate validity, so an expired key still signs; the summary says so.
     const expired = report.signers.find((s) => s.expired);
     if (expired !== undefined) verification.push(`certificate expired on ${expired.notAfter.slice(0, 10)} (accepted: Android does not check validity)`);
-    const info = env.describeApp === false ? null : await inspectPackage(check, { iconBytes: false });
+    // The inspector loads only when asked for (it brings both platforms' readers).
+    const info = env.describeApp === false ? null : await (await import('../inspect/index.ts')).inspectPackage(check, { iconBytes: false });
     return {
       platform: 'android',
       app: { bundleId: info?.bundleId ?? null, name: info?.name ?? null, version: info?.version ?? null, build: info?.build ?? null },
