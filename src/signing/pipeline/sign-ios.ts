@@ -2,8 +2,10 @@
 // profile, re-sign the whole app (ios/resign), then verify the bytes written from the re-signer's
 // proof (ios/verify-ipa/verify-written.ts): entries copied unchanged are proved by compressed
 // bytes identical to the input's, whose content the signing pass hashed; everything written is
-// read back and checked in full — the same report verifyIpa gives, without a second content pass
-// over the copied bytes (SPECIFICATION.md, "Verifying what was written"). `signet verify` keeps
+// read back and checked in full — the signed code on the helper thread as soon as each file is
+// written, while the archive is still being written — the same report verifyIpa gives, without a
+// second content pass over the copied bytes (SPECIFICATION.md, "Verifying what was written",
+// items 3 and 6). `signet verify` keeps
 // the full independent verifier. An output that does not verify is the signer's failure:
 // verification_failed, with every problem in details.
 import type { DataSource } from '../data-source.ts';
@@ -19,7 +21,7 @@ import { assertOutputVerified } from './verdict.ts';
 
 export async function signIos(request: IosSignRequest, input: DataSource, output: VerifiableSink, env: SignEnv): Promise<SignSummary> {
   // One helper thread for both passes: it hashes resources for the re-signer, then reads the
-  // large signed files back for the verifier as soon as each is written (read-back.ts).
+  // signed code back for the verifier as soon as each file is written (read-back.ts).
   const helper = new HelperThread();
   try {
     return await signAndVerify(request, input, output, env, helper);

@@ -6,8 +6,9 @@
 //     signing and the writes; here it runs on the second core beside them, with its own handle
 //     on the input file. Records come back in batches, in the order given, so leaf bundles are
 //     sealed early; symlinks (a few bytes each) are read on the calling thread;
-//   - reading large signed Mach-O files back from the output for the verifier
-//     (../verify-ipa/read-back.ts): the pages are hashed here while the main thread goes on.
+//   - reading the signed Mach-O files back from the output for the verifier as soon as each is
+//     written (../verify-ipa/read-back.ts): inflated, checked and hashed here while the main
+//     thread goes on.
 // Jobs run one after another, in the order given. Files are opened by path: the input and the
 // output must be files.
 import { Worker } from 'node:worker_threads';

@@ -24,8 +24,8 @@
 import type { DataSink } from '../../data-sink.ts';
 import { FileSource, type DataSource } from '../../data-source.ts';
 import { ZipWriter, type ZipEntry } from '../../zip/index.ts';
-import { HelperThread } from '../helper/helper-thread.ts';
 import { appSummary, CODE_RESOURCES_FILE, discoverLayout, openIpa, owningBundle, PROFILE_FILE, type BundleNode } from '../bundle/index.ts';
+import { HelperThread } from '../helper/helper-thread.ts';
 import { carriesEntitlements, entitlementsAtEnd, finishBundle, signLoose } from './bundle-output.ts';
 import { inProcessPool, workerPool } from './macho-pool.ts';
 import type { ResignOptions, ResignResult } from './options.ts';

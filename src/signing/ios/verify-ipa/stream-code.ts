@@ -1,14 +1,15 @@
-// Reading a large thin Mach-O file back for verification in one streaming pass, without holding
-// it: the verifier needs its header and load commands, its signature, the hashes of its code
-// pages and (when a parent bundle seals it) the digests of the whole file — nothing else of its
-// bytes (codesign/verify.ts reads code only to hash pages). So the entry streams past once
-// (inflated, size and CRC-32 checked by the zip reader): 4 KiB pages are hashed with every hash
-// type the file's header implies (hash-agility.ts), whole-file digests are taken, and only the
-// header and the signature are kept, in a stand-in of the file's size whose other bytes are zeros
-// (zero-filled allocations this large are mapped lazily, so they cost no memory; the streaming
-// signer uses the same stand-in, codesign/sign-stream.ts). verifyMachO then checks the stand-in
-// with these page hashes. Should its code directory ask for hashes not taken here (another page
-// size, hash type or code limit), the caller reads the file whole and verifies again.
+// Reading a thin Mach-O file back for verification in one streaming pass, without holding it:
+// the verifier needs its header and load commands, its signature, the hashes of its code pages
+// and (when a parent bundle seals it) the digests of the whole file — nothing else of its bytes
+// (codesign/verify.ts reads code only to hash pages). So the entry streams past once (inflated,
+// size and CRC-32 checked by the zip reader): 4 KiB pages are hashed with every hash type the
+// file's header implies (hash-agility.ts), whole-file digests are taken, and only the header and
+// the signature are kept. verifyMachO then checks a stand-in of the file's size made of those
+// bytes and zeros (standInOf; zero-filled allocations this large are mapped lazily, so they cost
+// no memory; the streaming signer uses the same stand-in, codesign/sign-stream.ts) with these
+// page hashes. Should its code directory ask for hashes not taken here (another page size, hash
+// type or code limit), the caller reads the file whole and verifies again. The result is plain
+// data, so the helper thread (../helper) can stream a file and hand the result over.
 import { createHash, hash } from 'node:crypto';
 import type { DataSource } from '../../data-source.ts';
 import type { ZipLimits } from '../../zip/index.ts';
