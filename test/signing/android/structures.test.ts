@@ -109,6 +109,18 @@ describe('JAR manifest', needsSharedFixtures(), () => {
     assert.ok(parsed.sections[0]!.bytes.equals(section));
   });
 
+  it('reads CRLF, LF and CR line ends and continuation lines alike, and refuses a header that is not UTF-8', () => {
+    const lines = ['Manifest-Version: 1.0', '', `Name: res/${'a'.repeat(60)}`, ` ${'b'.repeat(40)}.png`, 'SHA-256-Digest: AAAA', '', 'Name: x', 'SHA-256-Digest: BBBB', ''];
+    const expected = [[`res/${'a'.repeat(60)}${'b'.repeat(40)}.png`, 'AAAA'], ['x', 'BBBB']];
+    for (const end of ['\r\n', '\n', '\r']) {
+      const parsed = parseManifest(Buffer.from(lines.join(end), 'latin1'), 'test');
+      assert.deepEqual(parsed.sections.map((s) => [s.name, getAttribute(s, 'sha-256-digest')]), expected, JSON.stringify(end));
+      assert.equal(getAttribute(parsed.main, 'MANIFEST-VERSION'), '1.0');
+    }
+    const bad = Buffer.from('Manifest-Version: 1.0\r\n\r\nName: \xff\r\n\r\n', 'latin1');
+    assert.throws(() => parseManifest(bad, 'test'), /not valid UTF-8/);
+  });
+
   it('sanitises v1 signer names as apksig does', () => {
     assert.equal(safeSignerName('rsa-2048'), 'RSA-2048');
     assert.equal(safeSignerName('my release key'), 'MY_RELEA');

@@ -2,6 +2,7 @@
 // apksig uses for the input manifest's main section and what V1SchemeVerifier parses): lines end
 // in CRLF, LF or CR; a line starting with a space continues the previous one; "Name: value"
 // headers; sections are separated by empty lines. Attribute names compare case-insensitively.
+import { isAscii } from 'node:buffer';
 import { SigningError } from '../../errors.ts';
 
 export interface ManifestSection {
@@ -20,42 +21,65 @@ export interface ParsedManifest {
 export function getAttribute(section: ManifestSection, name: string): string | undefined {
   const lower = name.toLowerCase();
   let value: string | undefined;
-  // java.util.jar.Attributes: a repeated name keeps the last value.
-  for (const [key, v] of section.attributes) if (key.toLowerCase() === lower) value = v;
+  // java.util.jar.Attributes: a repeated name keeps the last value. (Lengths first: lower-casing
+  // every key of a 4,500-section manifest was a tenth of its parse.)
+  for (const [key, v] of section.attributes) if (key.length === lower.length && key.toLowerCase() === lower) value = v;
   return value;
 }
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
+/** The offset of the first `byte` from `from` on, or the buffer's length. */
+function indexOrEnd(bytes: Buffer, byte: number, from: number): number {
+  const at = bytes.indexOf(byte, from);
+  return at < 0 ? bytes.length : at;
+}
+
 export function parseManifest(bytes: Buffer, what: string): ParsedManifest {
   const fail = (message: string): never => {
     throw new SigningError('apk_signature_invalid', `${what}: ${message}`);
   };
+  // Manifests are nearly always ASCII: then every header is read as latin1, a slice of the bytes,
+  // rather than through the UTF-8 decoder one header at a time (a quarter of the time on a
+  // 4,500-entry manifest). A header split over continuation lines is decoded joined, since the
+  // split may fall inside a UTF-8 sequence.
+  const ascii = isAscii(bytes);
   const sections: { attributes: [string, string][]; start: number; end: number }[] = [];
   let current: { attributes: [string, string][]; start: number; end: number } | null = null;
-  let pendingLine: Buffer[] | null = null;
+  // The pending header's lines, as [start, end) byte ranges.
+  let pendingLine: number[] | null = null;
   let position = 0;
   const finishLine = (): void => {
     if (pendingLine === null || current === null) return;
     let text: string;
-    try {
-      text = utf8.decode(Buffer.concat(pendingLine));
-    } catch {
-      fail('a header is not valid UTF-8');
+    if (ascii) {
+      text = bytes.toString('latin1', pendingLine[0]!, pendingLine[1]!);
+      for (let i = 2; i < pendingLine.length; i += 2) text += bytes.toString('latin1', pendingLine[i]!, pendingLine[i + 1]!);
+    } else {
+      const parts: Buffer[] = [];
+      for (let i = 0; i < pendingLine.length; i += 2) parts.push(bytes.subarray(pendingLine[i]!, pendingLine[i + 1]!));
+      try {
+        text = utf8.decode(parts.length === 1 ? parts[0]! : Buffer.concat(parts));
+      } catch {
+        fail('a header is not valid UTF-8');
+      }
     }
     const colon = text!.indexOf(': ');
     if (colon <= 0) fail(`invalid header line ${JSON.stringify(text!.slice(0, 80))}`);
     current.attributes.push([text!.slice(0, colon), text!.slice(colon + 2)]);
     pendingLine = null;
   };
+  // Where the next CR and LF are, found with indexOf (memchr) and kept until passed.
+  let nextCr = -1;
+  let nextLf = -1;
   while (position < bytes.length) {
-    let end = position;
-    while (end < bytes.length && bytes[end] !== 0x0d && bytes[end] !== 0x0a) end++;
-    const line = bytes.subarray(position, end);
+    if (nextCr !== bytes.length && nextCr < position) nextCr = indexOrEnd(bytes, 0x0d, position);
+    if (nextLf !== bytes.length && nextLf < position) nextLf = indexOrEnd(bytes, 0x0a, position);
+    const end = Math.min(nextCr, nextLf);
     let next = end;
     if (next < bytes.length && bytes[next] === 0x0d) next++;
     if (next < bytes.length && bytes[next] === 0x0a && (next === end || bytes[end] === 0x0d)) next++;
-    if (line.length === 0) {
+    if (end === position) {
       // An empty line ends the section (or separates blank lines between sections).
       finishLine();
       if (current !== null) {
@@ -66,13 +90,13 @@ export function parseManifest(bytes: Buffer, what: string): ParsedManifest {
         // An empty main section.
         sections.push({ attributes: [], start: position, end: next });
       }
-    } else if (line[0] === 0x20) {
+    } else if (bytes[position] === 0x20) {
       if (pendingLine === null) fail('a continuation line has nothing to continue');
-      pendingLine!.push(line.subarray(1));
+      pendingLine!.push(position + 1, end);
     } else {
       finishLine();
       if (current === null) current = { attributes: [], start: position, end: next };
-      pendingLine = [line];
+      pendingLine = [position, end];
     }
     position = next;
   }
@@ -92,7 +116,7 @@ export function parseManifest(bytes: Buffer, what: string): ParsedManifest {
       const result = toSection(section);
       const name = getAttribute(result, 'Name');
       if (name === undefined) fail('an individual section has no Name attribute');
-      return { ...result, name: name! };
+      return { attributes: result.attributes, bytes: result.bytes, name: name! };
     }),
   };
   return parsed;
