@@ -247,32 +247,28 @@ async function timed(command: string, args: string[], env: NodeJS.ProcessEnv, ou
   return { ms: Number(match[1]) * 1000, cpu: (Number(match[2]) + Number(match[3])) * 1000, rss: Number(match[4]) * 1024 };
 }
 
-/** The engine as signPackage runs it: re-sign on the helper thread with read-back, then verifyWritten with the proof. */
+/** The engine as signPackage runs it: re-sign, then verifyWritten with the proof it returned. */
 async function engineChild(ipa: string, out: string, p12: string, profileFile: string): Promise<void> {
   const { loadIdentity } = await import('../src/signing/cms/index.ts');
   const { FileSink } = await import('../src/signing/data-sink.ts');
   const { FileSource, SIGNING_READS } = await import('../src/signing/data-source.ts');
-  const { HelperThread } = await import('../src/signing/ios/helper/index.ts');
   const { parseProvisioningProfile } = await import('../src/signing/ios/profile/index.ts');
   const { resignIpaProved } = await import('../src/signing/ios/resign/index.ts');
-  const { allProblems, ReadBack, verifyWritten } = await import('../src/signing/ios/verify-ipa/index.ts');
+  const { allProblems, verifyWritten } = await import('../src/signing/ios/verify-ipa/index.ts');
   const identity = await loadIdentity(readFileSync(p12), { password: 'bench' });
   const profile = parseProvisioningProfile(readFileSync(profileFile));
   // Opened as the CLI opens them (SIGNING_READS: small reads on the calling thread).
   const source = await FileSource.open(ipa, SIGNING_READS);
   const sink = await FileSink.create(out);
-  const helper = new HelperThread();
-  const readBack = new ReadBack(helper, out, () => sink.flush());
   const cpu0 = process.cpuUsage();
   const start = performance.now();
-  const { proof } = await resignIpaProved(source, sink, { identity, profiles: [profile], helper, codeWritten: readBack.written });
+  const { proof } = await resignIpaProved(source, sink, { identity, profiles: [profile] });
   await sink.close();
   const cpu1 = process.cpuUsage();
   const signed = performance.now();
   const rssAfterSign = process.resourceUsage().maxRSS * 1024;
   const check = await FileSource.open(out, SIGNING_READS);
-  const report = await verifyWritten(check, source, proof, { streamCode: readBack.streamCode }).finally(() => check.close());
-  await helper.close();
+  const report = await verifyWritten(check, source, proof).finally(() => check.close());
   // Phase split, for diagnosis (stderr; the figures above are the whole process's).
   const cpu2 = process.cpuUsage();
   const ms = (a: NodeJS.CpuUsage, b: NodeJS.CpuUsage): string => ((b.user + b.system - a.user - a.system) / 1000).toFixed(0);

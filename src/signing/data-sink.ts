@@ -106,8 +106,7 @@ export class FileSink implements DataSink {
     }
   }
 
-  /** Writes out the small writes gathered so far: every byte written can then be read from the file. */
-  async flush(): Promise<void> {
+  private async flush(): Promise<void> {
     if (this.pendingLength === 0) return;
     await this.writeFully(this.pending.subarray(0, this.pendingLength), this.flushed);
     this.flushed += this.pendingLength;

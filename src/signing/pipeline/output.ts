@@ -6,9 +6,6 @@ import { BufferSource, FileSource, SIGNING_READS, type DataSource } from '../dat
 export interface VerifiableSink extends DataSink {
   /** The bytes written, for reading back after close(); the caller closes the source. */
   reopen(): Promise<DataSource>;
-  /** The file written, for a sink that writes one: another thread may read it back meanwhile, once flushed. */
-  readonly path?: string;
-  flush?(): Promise<void>;
 }
 
 /** A file output. */
@@ -35,10 +32,6 @@ export class FileOutput implements VerifiableSink {
 
   write(data: Buffer): Promise<void> {
     return this.#sink.write(data);
-  }
-
-  flush(): Promise<void> {
-    return this.#sink.flush();
   }
 
   close(): Promise<void> {

@@ -2,17 +2,14 @@
 // profile, re-sign the whole app (ios/resign), then verify the bytes written from the re-signer's
 // proof (ios/verify-ipa/verify-written.ts): entries copied unchanged are proved by compressed
 // bytes identical to the input's, whose content the signing pass hashed; everything written is
-// read back and checked in full — the signed code on the helper thread as soon as each file is
-// written, while the archive is still being written — the same report verifyIpa gives, without a
-// second content pass over the copied bytes (SPECIFICATION.md, "Verifying what was written",
-// items 3 and 6). `signet verify` keeps
+// read back and checked in full — the same report verifyIpa gives, without a second content pass
+// over the copied bytes (SPECIFICATION.md, "Verifying what was written"). `signet verify` keeps
 // the full independent verifier. An output that does not verify is the signer's failure:
 // verification_failed, with every problem in details.
 import type { DataSource } from '../data-source.ts';
 import { SigningError } from '../errors.ts';
-import { HelperThread } from '../ios/helper/index.ts';
 import { resignIpaProved } from '../ios/resign/index.ts';
-import { ReadBack, verifyWritten, type IpaVerification } from '../ios/verify-ipa/index.ts';
+import { verifyWritten, type IpaVerification } from '../ios/verify-ipa/index.ts';
 import { describeIdentity, openSigningIdentity } from './identity.ts';
 import type { VerifiableSink } from './output.ts';
 import { chooseProfiles, leftOut, signedBundles } from './profiles.ts';
@@ -20,22 +17,9 @@ import type { IosSignRequest, SignEnv, SignSummary } from './types.ts';
 import { assertOutputVerified } from './verdict.ts';
 
 export async function signIos(request: IosSignRequest, input: DataSource, output: VerifiableSink, env: SignEnv): Promise<SignSummary> {
-  // One helper thread for both passes: it hashes resources for the re-signer, then reads the
-  // signed code back for the verifier as soon as each file is written (read-back.ts).
-  const helper = new HelperThread();
-  try {
-    return await signAndVerify(request, input, output, env, helper);
-  } finally {
-    await helper.close();
-  }
-}
-
-async function signAndVerify(request: IosSignRequest, input: DataSource, output: VerifiableSink, env: SignEnv, helper: HelperThread): Promise<SignSummary> {
   const identity = await openSigningIdentity(request.identity, env);
   const profiles = chooseProfiles(request.profiles);
   env.signal?.throwIfAborted();
-  const { path, flush } = output;
-  const readBack = path === undefined || flush === undefined ? undefined : new ReadBack(helper, path, () => flush.call(output));
   let signed;
   try {
     signed = await resignIpaProved(input, output, {
@@ -48,8 +32,6 @@ async function signAndVerify(request: IosSignRequest, input: DataSource, output:
       ...(env.now === undefined ? {} : { now: env.now }),
       ...(env.signingTime === undefined ? {} : { signingTime: env.signingTime }),
       ...(env.signal === undefined ? {} : { signal: env.signal }),
-      helper,
-      ...(readBack === undefined ? {} : { codeWritten: readBack.written }),
     });
   } finally {
     await output.close();
@@ -59,7 +41,7 @@ async function signAndVerify(request: IosSignRequest, input: DataSource, output:
   const check = await output.reopen();
   let verification: IpaVerification;
   try {
-    verification = await verifyWritten(check, input, proof, { ...(env.now === undefined ? {} : { now: env.now }), ...(readBack === undefined ? {} : { streamCode: readBack.streamCode }) });
+    verification = await verifyWritten(check, input, proof, env.now === undefined ? {} : { now: env.now });
   } catch (error) {
     // Output Signet wrote that its verifier cannot even read (a zip structure or CRC refused) is
     // the signer's failure too.

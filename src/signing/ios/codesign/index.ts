@@ -9,6 +9,6 @@ export { designatedRequirementFor, appleDesignatedRequirement } from './designat
 export { formatExpr, parseRequirements, serializeRequirements, type Expr } from './requirements.ts';
 export { canonicalIdentifier, defaultIdentifier } from './identifier.ts';
 export { digestSet, sliceNeedsSha1 } from './hash-agility.ts';
-export { HASH_SHA1, HASH_SHA256, type HashName, type HashType } from './digest.ts';
+export { HASH_SHA1, HASH_SHA256, type HashType } from './digest.ts';
 export { isMachO, parseMachO } from '../macho/parse.ts';
 export { buildMachO } from '../macho/build.ts';

@@ -40,12 +40,12 @@ export async function signLoose(context: Context, bundle: BundleNode, entry: Zip
   const signing = job(context, entry, bytes, { identifier: undefined, isMainExecutable: false });
   if (stream !== undefined) {
     const target = { report, records: context.records, signingTime: context.signingTime, level: context.options.compressionLevel };
-    return [{ name: entry.name, streamed: true, code: { sealed: true }, write: streamedWrite(entry, stream, signing, target) }];
+    return [{ name: entry.name, streamed: true, write: streamedWrite(entry, stream, signing, target) }];
   }
   const result = await context.pool.sign(signing);
   context.records.set(entry.name, { kind: 'file', sha1: Buffer.from(result.sha1), sha256: Buffer.from(result.sha256) });
   const compressed = compressSigned(context, entry, result);
-  return [{ name: entry.name, code: { sealed: true }, write: (writer) => writeSigned(context, writer, entry, result, compressed, report) }];
+  return [{ name: entry.name, write: (writer) => writeSigned(context, writer, entry, result, compressed, report) }];
 }
 
 /**
@@ -123,13 +123,13 @@ export async function finishBundle(context: Context, bundle: BundleNode, bytes: 
   if (stream !== undefined) {
     const jobAtEnd = (standIn: Buffer): MachOJob => ({ ...signing, entitlements: entitlementsOf(standIn) });
     const target = { report, records, signingTime: context.signingTime, level: context.options.compressionLevel, beforeSignature: fillSlot, ...(deferred ? { jobAtEnd } : {}) };
-    output.push({ name: executableName, streamed: true, code: { sealed: signing.sealed === true }, write: streamedWrite(bundle.executableEntry, stream, signing, target) });
+    output.push({ name: executableName, streamed: true, write: streamedWrite(bundle.executableEntry, stream, signing, target) });
   } else {
     await fillSlot();
     const result = await context.pool.sign(signing);
     if (signing.sealed === true) records.set(executableName, { kind: 'file', sha1: Buffer.from(result.sha1), sha256: Buffer.from(result.sha256) });
     const compressed = compressSigned(context, bundle.executableEntry, result);
-    output.push({ name: executableName, code: { sealed: signing.sealed === true }, write: (writer) => writeSigned(context, writer, bundle.executableEntry, result, compressed, report) });
+    output.push({ name: executableName, write: (writer) => writeSigned(context, writer, bundle.executableEntry, result, compressed, report) });
   }
   output.push({ name: codeResourcesName, write: async (writer) => writeSmallEntry(writer, codeResourcesName, (await seal).bytes, style(codeResourcesName)) });
   return output;

@@ -1,8 +1,6 @@
 // What the .ipa re-signer takes and returns.
 import type { Identity } from '../../cms/index.ts';
 import type { PlistDict } from '../../plist/index.ts';
-import type { WrittenEntry } from '../../zip/index.ts';
-import type { HelperThread } from '../helper/helper-thread.ts';
 import type { DropReason, ProvisioningProfile } from '../profile/index.ts';
 
 export interface ResignOverrides {
@@ -39,18 +37,11 @@ export interface ResignOptions {
    */
   streamAbove?: number;
   /**
-   * Resources (uncompressed bytes) from which they are hashed on the helper thread (../helper)
-   * rather than on the calling thread, when the input is a file (default 16 MiB; Infinity:
-   * never). The records are the same either way.
+   * Resources (uncompressed bytes) from which they are hashed on a thread of their own
+   * (scan-thread.ts) rather than on the calling thread, when the input is a file (default 16 MiB;
+   * Infinity: never). The records are the same either way.
    */
   scanThreadAbove?: number;
-  /** The helper thread to hash on, which the caller keeps (and closes); default: one for this call. */
-  helper?: HelperThread;
-  /**
-   * Called once each signed Mach-O file has been written, with where it lies in the output and
-   * whether a parent bundle seals it; the next write waits for the returned promise.
-   */
-  codeWritten?: (entry: WrittenEntry, sealed: boolean) => Promise<void>;
   /** Deflate level of rewritten Mach-O files whose input entry was deflated (default 6). */
   compressionLevel?: number;
   signal?: AbortSignal;

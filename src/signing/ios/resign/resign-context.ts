@@ -11,10 +11,9 @@ import type { BackgroundScan, FileRecord } from './scan.ts';
 
 /**
  * A unit of output: entries to write, in order, once the job's turn comes. A `streamed` entry is
- * signed while it is written, so its digests exist only once it has been written. `code`: a
- * signed Mach-O file, and whether a parent bundle seals it (ResignOptions.codeWritten).
+ * signed while it is written, so its digests exist only once it has been written.
  */
-export type Output = Array<{ name: string; streamed?: boolean; code?: { sealed: boolean }; write: (writer: ZipWriter) => Promise<void> }>;
+export type Output = Array<{ name: string; streamed?: boolean; write: (writer: ZipWriter) => Promise<void> }>;
 
 export interface Context {
   zip: ZipReader;

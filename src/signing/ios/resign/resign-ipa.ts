@@ -25,7 +25,6 @@ import type { DataSink } from '../../data-sink.ts';
 import { FileSource, type DataSource } from '../../data-source.ts';
 import { ZipWriter, type ZipEntry } from '../../zip/index.ts';
 import { appSummary, CODE_RESOURCES_FILE, discoverLayout, openIpa, owningBundle, PROFILE_FILE, type BundleNode } from '../bundle/index.ts';
-import { HelperThread } from '../helper/helper-thread.ts';
 import { carriesEntitlements, entitlementsAtEnd, finishBundle, signLoose } from './bundle-output.ts';
 import { inProcessPool, workerPool } from './macho-pool.ts';
 import type { ResignOptions, ResignResult } from './options.ts';
@@ -38,6 +37,7 @@ import { ReadAheadSource } from './read-ahead.ts';
 import { readMachO } from './read-macho.ts';
 import type { Context, Output } from './resign-context.ts';
 import { recordOf, sniffMachO, startScan, type FileRecord } from './scan.ts';
+import { startScanThread } from './scan-thread.ts';
 import { openStream } from './streamed-output.ts';
 
 const POOL_THRESHOLD = 256 * 1024 * 1024;
@@ -49,8 +49,8 @@ const POOL_THRESHOLD = 256 * 1024 * 1024;
 const STREAM_ABOVE = 8 * 1024 * 1024;
 const JOBS_IN_FLIGHT = 4;
 /**
- * Resources from this many bytes on are hashed on the helper thread (../helper): on bench:ipa
- * (61 MB of them) `signet sign` took 0.1-0.2 s less; a thread costs ~30 ms to start.
+ * Resources from this many bytes on are hashed on a thread of their own (scan-thread.ts): on
+ * bench:ipa (61 MB of them) `signet sign` took 0.1-0.2 s less; a thread costs ~30 ms to start.
  */
 const SCAN_THREAD_ABOVE = 16 * 1024 * 1024;
 /** Read-ahead of the raw copy: large enough to batch small entries, small enough not to linger (bench/ipa.ts). */
@@ -109,10 +109,8 @@ export async function resignIpaProved(source: DataSource, sink: DataSink, option
     .sort((a, b) => a.rank - b.rank || a.entry.dataOffset - b.entry.dataOffset)
     .map((x) => x.entry);
   const hashBytes = toHash.reduce((n, e) => n + e.uncompressedSize, 0);
-  // The caller's helper thread (it may read the output back on it afterwards), else one of ours.
-  const helper = options.helper ?? new HelperThread();
   const scan = source instanceof FileSource && hashBytes >= (options.scanThreadAbove ?? SCAN_THREAD_ABOVE)
-    ? helper.scan(source.path, zip, toHash, records, signal)
+    ? startScanThread(source.path, zip, toHash, records, signal)
     : startScan(zip, toHash, records, signal);
 
   const writer = new ZipWriter(sink, { alignment: { storedAlignment: 1 } });
@@ -163,7 +161,6 @@ export async function resignIpaProved(source: DataSource, sink: DataSink, option
   } finally {
     await Promise.allSettled([scan.done, copy]);
     await pool.close();
-    if (options.helper === undefined) await helper.close();
   }
   const result = await writer.finish();
   const mainInfo = infos.get(layout.main)!;
@@ -254,11 +251,10 @@ async function signBundles(context: Context, writer: ZipWriter, machO: string[],
     for (const [ticket, job] of jobs.entries()) {
       const output = await job;
       context.signal.throwIfAborted();
-      for (const { name, write, code } of output) {
+      for (const { name, write } of output) {
         await write(writer);
         if (zip.getEntry(name) === undefined) counts.added++;
         else counts.rewritten++;
-        if (code !== undefined) await context.options.codeWritten?.(writer.entries.at(-1)!, code.sealed);
       }
       // Written: let the signed bytes go now (the settled promise would otherwise keep them).
       output.length = 0;

@@ -2,4 +2,3 @@
 export { verifyIpa, assertIpaVerified, type VerifyIpaOptions } from './verify-ipa.ts';
 export { allProblems, describeIpaVerification, type BundleVerification, type CodeVerification, type IpaVerification } from './report.ts';
 export { verifyWritten } from './verify-written.ts';
-export { ReadBack } from './read-back.ts';

@@ -17,7 +17,7 @@ import { readMachO } from '../resign/read-macho.ts';
 import { PathIndex } from '../resign/path-index.ts';
 import { filesUnder, isInDsym, recordOffThread, scanEntries, type ScanResult } from '../resign/scan.ts';
 import { profileProblems } from './profile-checks.ts';
-import { StandInBuffer, standInOf, streamCode, takenPageHashes, type StreamedCode } from './stream-code.ts';
+import { streamCode, type StreamedCode } from './stream-code.ts';
 import type { BundleVerification, CodeVerification, IpaVerification } from './report.ts';
 
 export interface VerifyIpaOptions {
@@ -27,11 +27,6 @@ export interface VerifyIpaOptions {
   trustedRoots?: readonly Buffer[];
   /** Mach-O files from this size on are verified streaming, never held whole (default 8 MiB; tests). */
   streamAbove?: number;
-  /**
-   * A Mach-O file's stream (stream-code.ts) taken elsewhere - read-back.ts: on the helper thread,
-   * as soon as the re-signer wrote it - or undefined to read the file here.
-   */
-  streamCode?: (entry: ZipEntry, wholeFile: boolean) => Promise<StreamedCode | undefined> | undefined;
 }
 
 const MAX_SMALL = 16 * 1024 * 1024;
@@ -67,18 +62,8 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
   // Mach-O files: one at a time, digested for the seal check, verified with their bundle's slots.
   const mains = new Map(layout.postOrder.map((b) => [b.executableEntry.name, b]));
   const codeFiles = layout.appFiles.filter((entry) => scan.machO.has(entry.name));
-  const sealedFile = (entry: ZipEntry): boolean => entry !== layout.main.executableEntry;
-  // Files streamed elsewhere (options.streamCode: read back on the helper thread as they were
-  // written) come from there, whatever their size.
-  const elsewhere = new Map<ZipEntry, Promise<StreamedCode | undefined>>();
-  for (const entry of codeFiles) {
-    const streamed = isInDsym(entry.name) ? undefined : options.streamCode?.(entry, sealedFile(entry));
-    if (streamed === undefined) continue;
-    streamed.catch(() => {}); // awaited when its turn comes (its error is reported then)
-    elsewhere.set(entry, streamed);
-  }
-  // Of the others, large files stream past once, never held whole (stream-code.ts); the rest are read whole.
-  const streams = (entry: ZipEntry): boolean => !elsewhere.has(entry) && entry.uncompressedSize >= (options.streamAbove ?? STREAM_ABOVE) && !isInDsym(entry.name);
+  // Large files stream past once, never held whole (stream-code.ts); the others are read whole.
+  const streams = (entry: ZipEntry): boolean => entry.uncompressedSize >= (options.streamAbove ?? STREAM_ABOVE) && !isInDsym(entry.name);
   // The files read whole are inflated ahead (on libuv's pool) while the main thread hashes and
   // checks the current one - including while a large file streams past - up to AHEAD_BYTES of
   // them at a time (each is below STREAM_ABOVE), so memory stays bounded.
@@ -88,7 +73,7 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
   const fetchAhead = (): void => {
     for (; toFetch < codeFiles.length; toFetch++) {
       const next = codeFiles[toFetch]!;
-      if (streams(next) || elsewhere.has(next)) continue;
+      if (streams(next)) continue;
       if (aheadBytes > 0 && aheadBytes + next.uncompressedSize > AHEAD_BYTES) return;
       const bytes = readMachO(zip, next);
       // Awaited when its turn comes (its error is reported then); not an unhandled rejection meanwhile.
@@ -100,21 +85,20 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
   // The large files stream one after another from the start, beside the files read whole: their
   // reads and inflation run on the pool while the main thread checks the others (the app's
   // executable, last in the archive, would otherwise inflate only once all the others are done).
+  const sealedFile = (entry: ZipEntry): boolean => entry !== layout.main.executableEntry;
   // Should the checks below fail, the next stream does not start and the current one is waited
   // for: nothing reads the archive once this function has returned.
-  const streamedFiles = new Map<ZipEntry, Promise<StreamedCode | undefined>>(elsewhere);
+  const streamedFiles = new Map<ZipEntry, Promise<StreamedCode | undefined>>();
   let stopped = false;
   let previous: Promise<unknown> = Promise.resolve();
   for (const entry of codeFiles.filter(streams)) {
-    const streamed = previous.then(() => (stopped ? undefined : streamCode(zip.source, zip.limits, entry, sealedFile(entry))));
+    const streamed = previous.then(() => (stopped ? undefined : streamCode(zip, entry, sealedFile(entry))));
     // Awaited when its turn comes (its error is reported then); the next one waits for it either way.
     streamed.catch(() => {});
     previous = streamed.catch(() => undefined);
     streamedFiles.set(entry, streamed);
   }
   let held = 0;
-  // Stand-ins of files streamed (or read back) below the streaming size share one buffer.
-  const standIns = new StandInBuffer((options.streamAbove ?? STREAM_ABOVE) - 1);
   const digests: Array<Promise<void>> = [];
   try {
     for (const entry of codeFiles) {
@@ -130,8 +114,7 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
       }
       fetchAhead();
       const streamed = await streamedFiles.get(entry);
-      let bytes = streamed === undefined ? await (pending ?? readMachO(zip, entry)) : standInOf(streamed, standIns);
-      // A stand-in is in the reused buffer or, large, mapped and mostly never touched.
+      let bytes = streamed?.standIn ?? (await (pending ?? readMachO(zip, entry)));
       held = streamed === undefined ? bytes.length : 0;
       if (sealed && streamed?.record !== undefined) records.set(entry.name, streamed.record);
       // Hashed whole on the pool while this thread checks the signature (needed only for the seals, below).
@@ -141,11 +124,10 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
       const bundle = main ?? owningBundle(layout, entry.name);
       const report = reports.get(bundle)!;
       let missed = false;
-      const taken = streamed === undefined ? undefined : takenPageHashes(streamed);
-      const pageHashes = taken === undefined ? undefined : (type: HashType, codeLimit: number, pageSize: number): Buffer | undefined => {
-        const hashes = taken(type, codeLimit, pageSize);
-        if (hashes === undefined) missed = true;
-        return hashes;
+      const pageHashes = streamed === undefined ? undefined : (type: HashType, codeLimit: number, pageSize: number): Buffer | undefined => {
+        const taken = streamed.pageHashes(type, codeLimit, pageSize);
+        if (taken === undefined) missed = true;
+        return taken;
       };
       let code = await verifyCode(zip, entry, bytes, main, options, pageHashes);
       if (missed) {

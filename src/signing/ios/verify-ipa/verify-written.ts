@@ -4,8 +4,7 @@
 //   - every entry the re-signer copied is proved by its method, CRC-32, sizes and compressed
 //     bytes being identical to the input entry's, whose content the signing pass inflated
 //     (checking that same CRC-32) and hashed: identical compressed bytes inflate to identical
-//     content, so those digests are the output entry's digests (the bytes are compared while
-//     the rest is checked; an entry that differs fails the verdict whatever its seal says);
+//     content, so those digests are the output entry's digests;
 //   - every entry it wrote (signed Mach-O files, CodeResources, profiles, Info.plist) is read back
 //     from the output bytes and checked in full, exactly as verifyIpa checks any app: code
 //     signatures with every page hash, CMS and special slot, seals against the digests of every
@@ -36,8 +35,10 @@ export async function verifyWritten(output: DataSource, input: DataSource, proof
   if (input.size !== proof.inputSize) problems.push(`the input is ${input.size} bytes, not the ${proof.inputSize} the re-signer read`);
   const records = new Map<string, FileRecord>();
   const present = new Set<string>();
-  // Copied entries whose metadata matches; their bytes are compared below.
-  const toCompare: Array<{ entry: ZipEntry; copied: CopiedEntry }> = [];
+  // Each pair of views is compared and dropped before the next read: the windows are refilled in
+  // place rather than leaving a 1 MiB buffer per read to the GC.
+  const fromOutput = new ReadAheadSource(output, COMPARE_WINDOW, { reuse: true });
+  const fromInput = new ReadAheadSource(input, COMPARE_WINDOW, { reuse: true });
   for (const entry of zip.entriesInFileOrder()) {
     present.add(entry.name);
     const copied = proof.copied.get(entry.name);
@@ -50,48 +51,24 @@ export async function verifyWritten(output: DataSource, input: DataSource, proof
       problems.push(`${entry.name}: ${differs} differs from the input entry it was copied from`);
       continue;
     }
-    toCompare.push({ entry, copied });
-    // The pass's digests; should the bytes turn out to differ, that is a problem of its own.
+    if (!(await sameBytes(fromOutput, entry.dataOffset, fromInput, copied.inputDataOffset, entry.compressedSize))) {
+      problems.push(`${entry.name}: its compressed bytes differ from the input entry it was copied from`);
+      continue;
+    }
     if (copied.record !== undefined) records.set(entry.name, copied.record);
   }
   for (const name of [...proof.copied.keys(), ...proof.written]) if (!present.has(name)) problems.push(`${name} was written but is not in the output`);
-  // The comparison is mostly reads, on libuv's pool: it runs while this thread checks the rest.
-  const compared = compareBytes(output, input, toCompare);
-  compared.catch(() => {}); // awaited below, after the checks (or their failure)
-  let report: IpaVerification;
-  try {
-    // The files the re-signer wrote: hashed (and Mach-O files found) from the output bytes.
-    const rewritten = layout.appFiles.filter((e) => !proof.copied.has(e.name));
-    const scan = await scanEntries(zip, rewritten);
-    for (const [name, record] of scan.records) records.set(name, record);
-    // A copied file of the app without digests would leave its seal unchecked: refuse.
-    for (const entry of layout.appFiles) {
-      if (!records.has(entry.name) && !scan.machO.has(entry.name)) problems.push(`${entry.name} has no digest to check its seal with`);
-    }
-    // Copied Mach-O files are those the pass found not signable: sealed as resources (their
-    // digests are proved above), with no code signature to check — as verifyIpa skips them.
-    report = await verifyScanned(zip, layout, { records, machO: scan.machO }, problems, options);
-  } finally {
-    // Nothing reads either file once this function has returned.
-    await Promise.allSettled([compared]);
+  // The files the re-signer wrote: hashed (and Mach-O files found) from the output bytes.
+  const rewritten = layout.appFiles.filter((e) => !proof.copied.has(e.name));
+  const scan = await scanEntries(zip, rewritten);
+  for (const [name, record] of scan.records) records.set(name, record);
+  // A copied file of the app without digests would leave its seal unchecked: refuse.
+  for (const entry of layout.appFiles) {
+    if (!records.has(entry.name) && !scan.machO.has(entry.name)) problems.push(`${entry.name} has no digest to check its seal with`);
   }
-  const differing = await compared;
-  return differing.length === 0 ? report : { ...report, verified: false, problems: [...differing, ...report.problems] };
-}
-
-/** The copied entries whose compressed bytes differ from the input's, as problems. */
-async function compareBytes(output: DataSource, input: DataSource, pairs: ReadonlyArray<{ entry: ZipEntry; copied: CopiedEntry }>): Promise<string[]> {
-  const problems: string[] = [];
-  // Each pair of views is compared and dropped before the next read: the windows are refilled in
-  // place rather than leaving a 1 MiB buffer per read to the GC.
-  const fromOutput = new ReadAheadSource(output, COMPARE_WINDOW, { reuse: true });
-  const fromInput = new ReadAheadSource(input, COMPARE_WINDOW, { reuse: true });
-  for (const { entry, copied } of pairs) {
-    if (!(await sameBytes(fromOutput, entry.dataOffset, fromInput, copied.inputDataOffset, entry.compressedSize))) {
-      problems.push(`${entry.name}: its compressed bytes differ from the input entry it was copied from`);
-    }
-  }
-  return problems;
+  // Copied Mach-O files are those the pass found not signable: sealed as resources (their
+  // digests are proved above), with no code signature to check — as verifyIpa skips them.
+  return verifyScanned(zip, layout, { records, machO: scan.machO }, problems, options);
 }
 
 function copiedEntryDiffers(entry: ZipEntry, copied: CopiedEntry): string | undefined {

@@ -1,5 +1,5 @@
-// The re-signer's background hashing, in-process (scan.ts startScan) and on the helper thread
-// (helper/helper-thread.ts): the same contract for both. Records for every entry (symlinks yield their
+// The re-signer's background hashing, in-process (scan.ts startScan) and on a thread of its own
+// (scan-thread.ts): the same contract for both. Records for every entry (symlinks yield their
 // target), waiters that fail, not hang, when the scan stops early (a corrupt entry, an abort)
 // before reaching their folder, and the failure's own error code.
 import assert from 'node:assert/strict';
@@ -10,7 +10,7 @@ import { after, describe, it } from 'node:test';
 import { MemorySink } from '../../../../src/signing/data-sink.ts';
 import { BufferSource, FileSource, SIGNING_READS, type DataSource } from '../../../../src/signing/data-source.ts';
 import { SigningError } from '../../../../src/signing/errors.ts';
-import { HelperThread } from '../../../../src/signing/ios/helper/index.ts';
+import { startScanThread } from '../../../../src/signing/ios/resign/scan-thread.ts';
 import { startScan, type BackgroundScan, type FileRecord } from '../../../../src/signing/ios/resign/scan.ts';
 import { ZipReader, ZipWriter, type ZipEntry } from '../../../../src/signing/zip/index.ts';
 import { testOutputDir } from '../../../support/fixtures.ts';
@@ -42,7 +42,6 @@ interface Variant {
 const dir = testOutputDir('background-scan');
 let files = 0;
 const opened: DataSource[] = [];
-const helpers: HelperThread[] = [];
 const variants: Variant[] = [
   { name: 'in-process', open: async (bytes) => new BufferSource(bytes), start: (zip, _source, entries, records, signal) => startScan(zip, entries, records, signal) },
   {
@@ -55,15 +54,10 @@ const variants: Variant[] = [
       opened.push(source);
       return source;
     },
-    start: (zip, source, entries, records, signal) => {
-      const helper = new HelperThread();
-      helpers.push(helper);
-      return helper.scan((source as FileSource).path, zip, entries, records, signal);
-    },
+    start: (zip, source, entries, records, signal) => startScanThread((source as FileSource).path, zip, entries, records, signal),
   },
 ];
 after(async () => {
-  for (const helper of helpers) await helper.close();
   for (const source of opened) await source.close();
 });
 

@@ -1,0 +1,69 @@
+// The re-signer's background hashing on a thread of its own. Hashing an app's resources (SHA-1
+// and SHA-256 of every byte, after inflating it) is the largest share of the signing pass after
+// the code, and on the main thread it shares one core with the copy, the signing and the writes:
+// bench:ipa's 2,000 resources finished hashing ~1 s into the pass, and every bundle's seal waits
+// for its resources. On a thread of its own, with its own handle on the input file, it runs on
+// the second core beside them (scan-worker.ts; ~30 ms of CPU to start). Records come back in
+// batches, in the order given, so leaf bundles are sealed early as before; symlinks (a few bytes
+// each) are read here. The input must be a file, so the thread can open it (FileSource.path).
+import { Worker } from 'node:worker_threads';
+import { SigningError } from '../../errors.ts';
+import type { EntryLocation } from '../../zip/entry-content.ts';
+import type { ZipEntry, ZipReader } from '../../zip/index.ts';
+import { readSymlink, ScanProgress, type BackgroundScan, type FileRecord } from './scan.ts';
+import type { ScanMessage, ScanWork } from './scan-worker.ts';
+
+/** Hashes `entries` of the file at `path` on a worker thread, as startScan does in-process. */
+export function startScanThread(path: string, zip: ZipReader, entries: readonly ZipEntry[], records: Map<string, FileRecord>, signal?: AbortSignal): BackgroundScan {
+  const progress = new ScanProgress(entries, records);
+  // Each location is what readContentChunks needs; the entries the re-signer hashes are all readable.
+  const work: ScanWork = { path, limits: zip.limits, entries: entries.filter((e) => !e.isSymlink).map(location) };
+  const worker = new Worker(new URL('./scan-worker.ts', import.meta.url), { workerData: work });
+  const stop = (): void => void worker.terminate();
+  signal?.addEventListener('abort', stop, { once: true });
+  if (signal?.aborted === true) stop();
+  // Settles only once the thread has exited: nothing reads the input after the scan is done.
+  const hashed = new Promise<void>((resolve, reject) => {
+    let outcome: { error: unknown } | 'done' | undefined;
+    worker.on('message', (message: ScanMessage) => {
+      if (message.kind === 'records') {
+        for (const [name, sha1, sha256] of message.records) progress.settle(name, { kind: 'file', sha1: Buffer.from(sha1), sha256: Buffer.from(sha256) });
+      } else if (message.kind === 'done') {
+        outcome = 'done';
+      } else {
+        const error = message.code === undefined ? new Error(message.message) : new SigningError(message.code, message.message, message.details === undefined ? {} : { details: message.details });
+        progress.fail(message.name, error);
+        outcome = { error };
+      }
+    });
+    worker.on('error', (error) => (outcome ??= { error }));
+    worker.on('exit', (code) => {
+      signal?.removeEventListener('abort', stop);
+      // An abort before the scan is seen to be done fails it, as it fails the in-process scan.
+      if (signal?.aborted === true) reject(signal.reason);
+      else if (outcome === 'done') resolve();
+      else reject(outcome?.error ?? new Error(`the hashing thread exited with code ${code} before it was done`));
+    });
+  });
+  hashed.catch(() => {}); // surfaced through `done`
+  const links = (async () => {
+    for (const entry of entries) {
+      if (!entry.isSymlink) continue;
+      signal?.throwIfAborted();
+      try {
+        progress.settle(entry.name, { kind: 'symlink', target: await readSymlink(zip, entry) });
+      } catch (error) {
+        progress.fail(entry.name, error);
+        throw error;
+      }
+    }
+  })();
+  links.catch(stop); // the thread's work is of no use any more
+  return progress.scan(Promise.all([hashed, links]).then(() => undefined));
+}
+
+function location(entry: ZipEntry): EntryLocation {
+  if (entry.unreadable !== null) throw entry.unreadable;
+  const { name, method, crc32, compressedSize, uncompressedSize, dataOffset } = entry;
+  return { name, method, crc32, compressedSize, uncompressedSize, dataOffset, unreadable: null };
+}
