@@ -117,13 +117,25 @@ try {
   const asMeasure = (m: ServiceMeasure): Measure => ({ seconds: m.ms / 1000, cpu: m.cpuMs / 1000, rssKiB: m.peakRss / 1024 });
   for (let i = -1; i < RUNS; i++) {
     const measured = i >= 0;
-    const mine = await timed(bin, ['sign', input, '-o', ours, '--keystore', key, '--cert', cert], env, ours);
+    // signet sign and the baseline checkout run next to each other, in turn first, so that neither
+    // always follows the same row (bench/ipa.ts: read the baseline row with care).
+    const signetRun = (): Promise<Measure> => timed(bin, ['sign', input, '-o', ours, '--keystore', key, '--cert', cert], env, ours);
+    const baselineRun = (): Promise<Measure | undefined> =>
+      baselineRoot === undefined ? Promise.resolve(undefined) : timed(path.join(baselineRoot, 'bin', 'signet'), ['sign', input, '-o', baselineOut, '--keystore', key, '--cert', cert], { ...env, NODE_COMPILE_CACHE: path.join(dir, 'compile-cache-baseline') }, baselineOut);
+    let mine: Measure;
+    let before: Measure | undefined;
+    if (i % 2 === 0) {
+      mine = await signetRun();
+      before = await baselineRun();
+    } else {
+      before = await baselineRun();
+      mine = await signetRun();
+    }
     const viaService = asMeasure(await service.run(input));
     const google = await timed('apksigner', ['sign', '--key', key, '--cert', cert, '--v4-signing-enabled', 'false', '--in', input, '--out', theirs], env, theirs);
     const alone = await timed(process.execPath, [...flags, new URL(import.meta.url).pathname, '--engine-child', input, engineOut, key, cert], engineEnv, engineOut);
     const one = await timed(process.execPath, [floorScript, 'apk', input, floorOut, '1'], engineEnv, floorOut);
     const two = await timed(process.execPath, [floorScript, 'apk', input, floorOut, '2'], engineEnv, floorOut);
-    const before = baselineRoot === undefined ? undefined : await timed(path.join(baselineRoot, 'bin', 'signet'), ['sign', input, '-o', baselineOut, '--keystore', key, '--cert', cert], { ...env, NODE_COMPILE_CACHE: path.join(dir, 'compile-cache-baseline') }, baselineOut);
     if (measured) {
       if (before !== undefined) baseline.push(before);
       floor1.push(one);
