@@ -21,8 +21,8 @@ export interface ParsedManifest {
 export function getAttribute(section: ManifestSection, name: string): string | undefined {
   const lower = name.toLowerCase();
   let value: string | undefined;
-  // java.util.jar.Attributes: a repeated name keeps the last value. (Lengths first: lower-casing
-  // every key of a 4,500-section manifest was a tenth of its parse.)
+  // java.util.jar.Attributes: a repeated name keeps the last value. (Lengths first: most keys
+  // differ in length, and lower-casing each is an allocation.)
   for (const [key, v] of section.attributes) if (key.length === lower.length && key.toLowerCase() === lower) value = v;
   return value;
 }
@@ -40,9 +40,11 @@ export function parseManifest(bytes: Buffer, what: string): ParsedManifest {
     throw new SigningError('apk_signature_invalid', `${what}: ${message}`);
   };
   // Manifests are nearly always ASCII: then every header is read as latin1, a slice of the bytes,
-  // rather than through the UTF-8 decoder one header at a time (a quarter of the time on a
-  // 4,500-entry manifest). A header split over continuation lines is decoded joined, since the
-  // split may fall inside a UTF-8 sequence.
+  // rather than copied and run through the UTF-8 decoder one header at a time (with the indexOf
+  // line search and getAttribute's length check: the output MANIFEST.MF and .SF of bench:apk's
+  // 4,557 entries parsed in 40 ms cold and 18-20 ms warm, against 48 and 28-35 ms). A header
+  // split over continuation lines is decoded joined, since the split may fall inside a UTF-8
+  // sequence.
   const ascii = isAscii(bytes);
   const sections: { attributes: [string, string][]; start: number; end: number }[] = [];
   let current: { attributes: [string, string][]; start: number; end: number } | null = null;
