@@ -30,6 +30,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { crc32, deflateRawSync } from 'node:zlib';
 import { flushWrites } from './flush-writes.ts';
+import { inTurn } from './in-turn.ts';
 import { startServicePath, type ServiceMeasure, type ServicePath } from './service-path.ts';
 
 const run = promisify(execFile);
@@ -122,15 +123,7 @@ try {
     const signetRun = (): Promise<Measure> => timed(bin, ['sign', input, '-o', ours, '--keystore', key, '--cert', cert], env, ours);
     const baselineRun = (): Promise<Measure | undefined> =>
       baselineRoot === undefined ? Promise.resolve(undefined) : timed(path.join(baselineRoot, 'bin', 'signet'), ['sign', input, '-o', baselineOut, '--keystore', key, '--cert', cert], { ...env, NODE_COMPILE_CACHE: path.join(dir, 'compile-cache-baseline') }, baselineOut);
-    let mine: Measure;
-    let before: Measure | undefined;
-    if (i % 2 === 0) {
-      mine = await signetRun();
-      before = await baselineRun();
-    } else {
-      before = await baselineRun();
-      mine = await signetRun();
-    }
+    const [mine, before] = await inTurn(i, signetRun, baselineRun);
     const viaService = asMeasure(await service.run(input));
     const google = await timed('apksigner', ['sign', '--key', key, '--cert', cert, '--v4-signing-enabled', 'false', '--in', input, '--out', theirs], env, theirs);
     const alone = await timed(process.execPath, [...flags, new URL(import.meta.url).pathname, '--engine-child', input, engineOut, key, cert], engineEnv, engineOut);

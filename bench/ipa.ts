@@ -45,6 +45,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { flushWrites } from './flush-writes.ts';
+import { inTurn } from './in-turn.ts';
 import { startServicePath, type ServicePath } from './service-path.ts';
 
 const self = fileURLToPath(import.meta.url);
@@ -146,15 +147,7 @@ async function benchApp(dir: string, kind: 'random' | 'code', { p12, profile, en
       rmSync(baselineOut, { force: true });
       return measure;
     };
-    let sign: Measure;
-    let before: Measure | undefined;
-    if (i % 2 === 0) {
-      sign = await signet();
-      before = await baselineRun();
-    } else {
-      before = await baselineRun();
-      sign = await signet();
-    }
+    const [sign, before] = await inTurn(i, signet, baselineRun);
     const served = await service.run(ipa);
     let other: Measure | undefined;
     if (zsign !== undefined && zsignFailure === undefined) {
