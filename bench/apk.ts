@@ -30,7 +30,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { crc32, deflateRawSync } from 'node:zlib';
 import { flushWrites } from './flush-writes.ts';
-import { inTurn } from './in-turn.ts';
+import { inTurn, middleOf } from './rounds.ts';
 import { startServicePath, type ServiceMeasure, type ServicePath } from './service-path.ts';
 
 const run = promisify(execFile);
@@ -200,11 +200,6 @@ async function timed(command: string, args: string[], env: NodeJS.ProcessEnv, ou
   const match = /SIGNET_TIME ([\d.]+) ([\d.]+) ([\d.]+) (\d+)/.exec(stderr);
   if (match === null) throw new Error(`no timing from ${command}: ${stderr}`);
   return { seconds: Number(match[1]), cpu: Number(match[2]) + Number(match[3]), rssKiB: Number(match[4]) };
-}
-
-/** The middle value (the upper one of an even count). */
-function middleOf(values: number[]): number {
-  return [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
 }
 
 /** Median of each figure on its own. */

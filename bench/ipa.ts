@@ -45,7 +45,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { flushWrites } from './flush-writes.ts';
-import { inTurn } from './in-turn.ts';
+import { inTurn, middleOf } from './rounds.ts';
 import { startServicePath, type ServicePath } from './service-path.ts';
 
 const self = fileURLToPath(import.meta.url);
@@ -231,11 +231,6 @@ function percent(size: number, reference: number): string {
 
 function mib(bytes: number): string {
   return `${(bytes / MiB).toFixed(bytes < 10 * MiB ? 1 : 0)} MiB`;
-}
-
-/** The middle value (the upper one of an even count). */
-function middleOf(values: number[]): number {
-  return [...values].sort((x, y) => x - y)[Math.floor(values.length / 2)]!;
 }
 
 /** Median of each figure on its own. */
