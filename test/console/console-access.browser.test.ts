@@ -9,7 +9,7 @@ import { UserService } from '../../src/services/users.ts';
 import { Api } from '../support/api-client.ts';
 import { tinyApk } from '../support/app-packages.ts';
 import { ConsoleClient } from '../support/console-client.ts';
-import { context, launch, settled, shotPath, skipBrowser } from '../support/console-browser.ts';
+import { context, launch, screenshot, settled, shotPath, skipBrowser } from '../support/console-browser.ts';
 import { testPki } from '../support/pki.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
 import { slowCopySigner } from '../support/slow-signer.ts';
@@ -62,7 +62,7 @@ describe('console access in chromium', { skip: skipBrowser }, () => {
     await page.goto(`${server.url}/upload`);
     await settled(page);
     assert.equal(await page.getByRole('button', { name: 'Upload and sign' }).isDisabled(), true);
-    await page.screenshot({ path: shotPath('viewer-upload', 'en', 'desktop'), fullPage: true });
+    await screenshot(page, { path: shotPath('viewer-upload', 'en', 'desktop'), fullPage: true });
     // The API refuses the same calls made with the viewer's own session and CSRF token.
     const refused = await page.evaluate(async () => {
       const session = await (await fetch('/v1/session')).json();
@@ -120,7 +120,7 @@ describe('console access in chromium', { skip: skipBrowser }, () => {
     await page.getByRole('link', { name: 'Tasks' }).click();
     await page.waitForURL(/\/sign-in\?/);
     await page.getByText('Your session has expired. Sign in again.').waitFor();
-    await page.screenshot({ path: shotPath('session-expired', 'en', 'desktop'), fullPage: true });
+    await screenshot(page, { path: shotPath('session-expired', 'en', 'desktop'), fullPage: true });
     await ctx.close();
   });
 
@@ -135,7 +135,7 @@ describe('console access in chromium', { skip: skipBrowser }, () => {
       await page.getByRole('alert').waitFor();
     }
     await page.getByText('尝试次数过多，请几分钟后再试。').waitFor();
-    await page.screenshot({ path: shotPath('sign-in-throttled', 'zh-CN', 'phone'), fullPage: true });
+    await screenshot(page, { path: shotPath('sign-in-throttled', 'zh-CN', 'phone'), fullPage: true });
     await ctx.close();
   });
 });

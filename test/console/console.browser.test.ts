@@ -9,7 +9,7 @@ import type { Browser, Page } from 'playwright-core';
 import { Api } from '../support/api-client.ts';
 import { tinyApk } from '../support/app-packages.ts';
 import { ConsoleClient } from '../support/console-client.ts';
-import { assertAccessible, context, launch, settled, shotPath, skipBrowser, WIDTHS, type Language, type Width } from '../support/console-browser.ts';
+import { assertAccessible, context, launch, screenshot, settled, shotPath, skipBrowser, WIDTHS, type Language, type Width } from '../support/console-browser.ts';
 import { iconIpa } from '../support/distribution.ts';
 import { testPki } from '../support/pki.ts';
 import { startTestServer, type TestServer } from '../support/server.ts';
@@ -65,7 +65,7 @@ describe('console in chromium', { skip: skipBrowser }, () => {
         await p.goto(server.setupUrl!);
         await p.getByLabel(language === 'en' ? 'Email' : '邮箱', { exact: true }).waitFor();
         await assertAccessible(p, `setup ${language} ${width}`);
-        await p.screenshot({ path: shotPath('setup', language, width), fullPage: true });
+        await screenshot(p, { path: shotPath('setup', language, width), fullPage: true });
         await c.close();
       }
     }
@@ -171,7 +171,7 @@ describe('console in chromium', { skip: skipBrowser }, () => {
           await page.goto(`${server.url}${path}`);
           await settled(page);
           await assertAccessible(page, `${name} ${language} ${width}`);
-          await page.screenshot({ path: shotPath(name, language, width), fullPage: true });
+          await screenshot(page, { path: shotPath(name, language, width), fullPage: true });
         }
         await signIn(page, language);
         assert.equal(await page.evaluate(() => document.documentElement.lang), language, 'the language follows the browser');
@@ -180,7 +180,7 @@ describe('console in chromium', { skip: skipBrowser }, () => {
           await settled(page);
           if (name === 'links') await page.locator('td.actions button[aria-expanded]').first().click();
           await assertAccessible(page, `${name} ${language} ${width}`);
-          await page.screenshot({ path: shotPath(name, language, width), fullPage: true });
+          await screenshot(page, { path: shotPath(name, language, width), fullPage: true });
         }
         await ctx.close();
       }

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import jsQRModule from 'jsqr';
 import type { Browser } from 'playwright-core';
 import { PNG } from 'pngjs';
-import { browserSkip, launchChromium, screenshotPath, visit, type PageLanguage } from '../support/browser.ts';
+import { browserSkip, launchChromium, screenshot, screenshotPath, visit, type PageLanguage } from '../support/browser.ts';
 import { distributionFixture, iconIpa, tinyApk, type DistributionFixture } from '../support/distribution.ts';
 
 // jsqr is CommonJS; its typings describe the ES default export, which Node exposes one level down.
@@ -52,7 +52,7 @@ describe('install page in chromium', { skip: browserSkip }, () => {
         assert.ok((await page.locator('img.icon').evaluate((img: HTMLImageElement) => img.naturalWidth)) > 0, 'the converted icon renders');
         assert.equal(await page.locator('[data-fact="requires"]').textContent(), t.requires);
         assert.equal(await page.locator('.button').evaluate((el) => getComputedStyle(el).borderRadius), '999px', 'the stylesheet loaded');
-        await page.screenshot({ path: screenshotPath(language, 'iphone'), fullPage: true });
+        await screenshot(page, { path: screenshotPath(language, 'iphone'), fullPage: true });
         await close();
       });
 
@@ -62,7 +62,7 @@ describe('install page in chromium', { skip: browserSkip }, () => {
         assert.equal(await button.isVisible(), true);
         assert.equal(await button.textContent(), t.install);
         assert.match((await button.getAttribute('href')) ?? '', /^itms-services:/);
-        await page.screenshot({ path: screenshotPath(language, 'ipad-desktop-ua'), fullPage: true });
+        await screenshot(page, { path: screenshotPath(language, 'ipad-desktop-ua'), fullPage: true });
         await close();
       });
 
@@ -78,12 +78,12 @@ describe('install page in chromium', { skip: browserSkip }, () => {
         assert.equal(await button.textContent(), t.apk);
         assert.equal(await button.getAttribute('href'), `${androidUrl}/download`);
         assert.equal(await page.locator('[data-fact="abis"]').textContent(), 'arm64-v8a, armeabi-v7a');
-        await page.screenshot({ path: screenshotPath(language, 'android'), fullPage: true });
+        await screenshot(page, { path: screenshotPath(language, 'android'), fullPage: true });
         await close();
         const other = await visit(browser, 'android', language, iosUrl);
         assert.equal(await other.page.locator('#install').count(), 0);
         assert.match((await other.page.locator('#wrong-platform').textContent()) ?? '', t.wrongDevice);
-        await other.page.screenshot({ path: screenshotPath(language, 'android-visits-ios-app'), fullPage: true });
+        await screenshot(other.page, { path: screenshotPath(language, 'android-visits-ios-app'), fullPage: true });
         await other.close();
       });
 
@@ -96,11 +96,11 @@ describe('install page in chromium', { skip: browserSkip }, () => {
           return qr && hint ? Boolean(qr.compareDocumentPosition(hint) & Node.DOCUMENT_POSITION_FOLLOWING) : null;
         });
         assert.equal(order, true, 'the QR code comes before the hint');
-        const shot = await page.locator('#qr svg').screenshot();
+        const shot = await screenshot(page.locator('#qr svg'));
         const png = PNG.sync.read(shot);
         const decoded = jsQR(new Uint8ClampedArray(png.data), png.width, png.height);
         assert.equal(decoded?.data, iosUrl);
-        await page.screenshot({ path: screenshotPath(language, 'desktop'), fullPage: true });
+        await screenshot(page, { path: screenshotPath(language, 'desktop'), fullPage: true });
         await close();
       });
 
@@ -109,7 +109,7 @@ describe('install page in chromium', { skip: browserSkip }, () => {
         const overlay = page.locator('#in-app-overlay');
         assert.equal(await overlay.isVisible(), true);
         for (const text of t.overlay) assert.match((await overlay.textContent()) ?? '', text);
-        await page.screenshot({ path: screenshotPath(language, 'wechat'), fullPage: false });
+        await screenshot(page, { path: screenshotPath(language, 'wechat'), fullPage: false });
         await close();
       });
 

@@ -7,7 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { renderInstallPage } from '../../src/distribution/pages/install-page.ts';
 import { classifyUserAgent } from '../../src/distribution/user-agent.ts';
-import { browserSkip, deviceOptions, launchChromium, screenshotPath, visit, type PageLanguage } from '../support/browser.ts';
+import { browserSkip, deviceOptions, launchChromium, screenshot, screenshotPath, visit, type PageLanguage } from '../support/browser.ts';
 import { catalogOnlyDemoApp, generatedCatalogIpa } from '../support/catalog-apps.ts';
 import { distributionFixture, iconIpa, type DistributionFixture } from '../support/distribution.ts';
 import { needsSharedFixtures } from '../support/fixtures.ts';
@@ -67,10 +67,10 @@ describe('install page states in chromium', { skip: browserSkip }, () => {
         assert.equal(await page.locator('#app-name').textContent(), 'Field Notes');
         assert.equal(await page.locator('#status').textContent(), t.expired);
         assert.ok((await page.locator('img.icon').evaluate((img: HTMLImageElement) => img.naturalWidth)) > 0);
-        await page.screenshot({ path: screenshotPath(language, 'expired'), fullPage: true });
+        await screenshot(page, { path: screenshotPath(language, 'expired'), fullPage: true });
         await close();
         const desktop = await visit(browser, 'desktop', language, links.expired!.distribution.url);
-        await desktop.page.screenshot({ path: screenshotPath(language, 'expired-desktop'), fullPage: true });
+        await screenshot(desktop.page, { path: screenshotPath(language, 'expired-desktop'), fullPage: true });
         await desktop.close();
       });
 
@@ -79,7 +79,7 @@ describe('install page states in chromium', { skip: browserSkip }, () => {
         assert.equal(status, 410);
         assert.equal(await page.locator('#status').textContent(), t.exhausted);
         assert.equal(await page.locator('#app-name').textContent(), 'Field Notes');
-        await page.screenshot({ path: screenshotPath(language, 'exhausted'), fullPage: true });
+        await screenshot(page, { path: screenshotPath(language, 'exhausted'), fullPage: true });
         await close();
       });
 
@@ -88,12 +88,12 @@ describe('install page states in chromium', { skip: browserSkip }, () => {
         assert.equal(status, 401);
         assert.equal(await page.locator('h1').textContent(), t.password);
         assert.ok(!(await page.content()).includes('Field Notes'));
-        await page.screenshot({ path: screenshotPath(language, 'password'), fullPage: true });
+        await screenshot(page, { path: screenshotPath(language, 'password'), fullPage: true });
         await page.fill('#password', 'wrong');
         await page.click('button[type="submit"]');
         await page.waitForLoadState('load');
         assert.equal(await page.locator('#password-error').textContent(), t.wrong);
-        await page.screenshot({ path: screenshotPath(language, 'password-wrong'), fullPage: true });
+        await screenshot(page, { path: screenshotPath(language, 'password-wrong'), fullPage: true });
         await page.fill('#password', 'field-test');
         await page.click('button[type="submit"]');
         await page.waitForLoadState('load');
@@ -112,7 +112,7 @@ describe('install page states in chromium', { skip: browserSkip }, () => {
           return w.bottom <= b.top;
         });
         assert.equal(above, true);
-        await page.screenshot({ path: screenshotPath(language, 'ios-too-old'), fullPage: true });
+        await screenshot(page, { path: screenshotPath(language, 'ios-too-old'), fullPage: true });
         await close();
       });
 
@@ -121,7 +121,7 @@ describe('install page states in chromium', { skip: browserSkip }, () => {
         const states = await page.locator('tbody tr[data-state]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-state')));
         assert.deepEqual(states, ['available', 'password', 'exhausted', 'expired']);
         assert.equal(await page.locator('tbody tr').first().locator('.state').textContent(), t.available);
-        await page.screenshot({ path: screenshotPath(language, 'history'), fullPage: true });
+        await screenshot(page, { path: screenshotPath(language, 'history'), fullPage: true });
         await close();
       });
 
@@ -137,7 +137,7 @@ describe('install page states in chromium', { skip: browserSkip }, () => {
         const notes = page.locator('.notes');
         assert.equal(await notes.locator('p').count(), 2, 'paragraphs split at blank lines');
         assert.match((await notes.textContent()) ?? '', /<script>alert\(1\)<\/script>/, 'markup in notes is shown as text');
-        await notes.screenshot({ path: screenshotPath(language, 'release-notes') });
+        await screenshot(notes, { path: screenshotPath(language, 'release-notes') });
         await context.close();
       });
 
@@ -145,7 +145,7 @@ describe('install page states in chromium', { skip: browserSkip }, () => {
         const { page, close } = await visit(browser, 'iphone', language, links.catalog!.distribution.url);
         const size = await page.locator('img.icon').evaluate((img: HTMLImageElement) => [img.naturalWidth, img.naturalHeight]);
         assert.deepEqual(size, [180, 180]);
-        await page.screenshot({ path: screenshotPath(language, 'catalog-icon-generated'), fullPage: false });
+        await screenshot(page, { path: screenshotPath(language, 'catalog-icon-generated'), fullPage: false });
         await close();
       });
     });
@@ -155,7 +155,7 @@ describe('install page states in chromium', { skip: browserSkip }, () => {
     const { page, close } = await visit(browser, 'iphone', 'zh-TW', links.newest!.distribution.url);
     assert.equal(await page.getAttribute('html', 'lang'), 'zh-TW');
     assert.equal(await page.locator('#install').textContent(), '安裝');
-    await page.screenshot({ path: screenshotPath('zh-TW', 'iphone'), fullPage: true });
+    await screenshot(page, { path: screenshotPath('zh-TW', 'iphone'), fullPage: true });
     await close();
   });
 
@@ -166,7 +166,7 @@ describe('install page states in chromium', { skip: browserSkip }, () => {
         const { page, close } = await visit(browser, 'iphone', language, distribution.url);
         const size = await page.locator('img.icon').evaluate((img: HTMLImageElement) => [img.naturalWidth, img.naturalHeight]);
         assert.deepEqual(size, [1024, 1024]);
-        await page.screenshot({ path: screenshotPath(language, 'catalog-icon-demoapp'), fullPage: false });
+        await screenshot(page, { path: screenshotPath(language, 'catalog-icon-demoapp'), fullPage: false });
         await close();
       }
     });

@@ -3,7 +3,7 @@
 // screenshot folder under test-output/.
 import { existsSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContextOptions, type Page } from 'playwright-core';
+import { chromium, errors, type Browser, type BrowserContextOptions, type Locator, type Page } from 'playwright-core';
 import { testOutputDir } from './fixtures.ts';
 
 // Debian's package; .ci/run installs it. CHROMIUM_PATH points elsewhere on other systems.
@@ -60,4 +60,27 @@ export function screenshotPath(language: PageLanguage, name: string): string {
   const dir = testOutputDir('distribution', 'screenshots', language);
   mkdirSync(dir, { recursive: true });
   return path.join(dir, `${name}.png`);
+}
+
+const SHOT_TRIES = 3;
+const SHOT_TIMEOUT_MS = 20_000;
+
+/**
+ * Takes a screenshot of a page or an element, trying again when chromium's capture stalls. In
+ * `npm test` a full-page capture once hung for 90 s after "fonts loaded" while the same shots take
+ * 0.1-0.2 s each, alone or beside three busy loops on the two cores: a stall, not slowness, so a
+ * longer wait does not help and a new request does. The last try reloads the page first.
+ */
+export async function screenshot(target: Page | Locator, options: Parameters<Page['screenshot']>[0] = {}): Promise<Buffer> {
+  const page = 'goBack' in target ? target : target.page();
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await target.screenshot({ ...options, timeout: SHOT_TIMEOUT_MS });
+    } catch (error) {
+      if (!(error instanceof errors.TimeoutError) || attempt === SHOT_TRIES) throw error;
+      console.log(`NOTICE: screenshot of ${page.url()} stalled for ${SHOT_TIMEOUT_MS / 1000} s; try ${attempt + 1} of ${SHOT_TRIES}`);
+      await page.bringToFront();
+      if (attempt + 1 === SHOT_TRIES) await page.reload({ waitUntil: 'load' });
+    }
+  }
 }

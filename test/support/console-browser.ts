@@ -2,16 +2,15 @@
 // context per language and width, axe-core injected into pages to check accessibility, and
 // screenshots written to test-output/console/.
 import assert from 'node:assert/strict';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { browserSkip, launchChromium } from './browser.ts';
 import { testOutputDir } from './fixtures.ts';
 
-// Debian's package; .ci/run installs it. CHROMIUM_PATH points elsewhere on other systems.
-export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-export const skipBrowser: string | false = existsSync(CHROMIUM) ? false : `no chromium at ${CHROMIUM} (apt-get install chromium)`;
-if (skipBrowser) console.log(`NOTICE: console browser tests skipped: ${skipBrowser}`);
+export { screenshot } from './browser.ts';
+export const skipBrowser = browserSkip;
 
 export const WIDTHS = { desktop: { width: 1280, height: 860 }, phone: { width: 390, height: 844 } } as const;
 export type Width = keyof typeof WIDTHS;
@@ -21,10 +20,7 @@ export const SHOTS = testOutputDir('console');
 
 export function launch(): Promise<Browser> {
   mkdirSync(SHOTS, { recursive: true });
-  return chromium.launch({
-    executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  return launchChromium();
 }
 
 /** A context whose browser language is `language` (the console picks it up on first visit). */
@@ -32,8 +28,8 @@ export async function context(browser: Browser, language: Language, width: Width
   const phone = width === 'phone';
   // bypassCSP: axe-core is injected as an inline script, which the console's CSP (rightly) refuses.
   const ctx = await browser.newContext({ locale: language, viewport: WIDTHS[width], deviceScaleFactor: phone ? 2 : 1, isMobile: phone, hasTouch: phone, bypassCSP: true });
-  // `npm test` runs test files side by side on two cores: a full-page screenshot once took longer
-  // than playwright's 30 s default while the apksigner oracle ran beside it (alone: a second).
+  // `npm test` runs test files side by side on two cores, so waits get room beyond playwright's 30 s
+  // default; screenshots bound their own wait and try again (`screenshot`, browser.ts).
   ctx.setDefaultTimeout(90_000);
   return ctx;
 }
