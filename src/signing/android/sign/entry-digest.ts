@@ -10,7 +10,7 @@ import { once } from 'node:events';
 import { createHash, type Hash } from 'node:crypto';
 import { constants as zlibConstants, crc32, createInflateRaw, inflateRawSync, type InflateRaw } from 'node:zlib';
 import { SigningError } from '../../errors.ts';
-import { droppedBuffers } from '../../reclaim.ts';
+import { droppedBuffers, droppedOneShotOutput } from '../../reclaim.ts';
 
 // Inflated bytes per step on the pool (each step is one job and one callback on the main thread).
 // Below bin/signet's malloc mmap threshold (256 KiB), so the output buffers come from the heap
@@ -116,18 +116,19 @@ export class EntryContentHasher {
   async digest(): Promise<Buffer[]> {
     if (this.deflated && this.small) {
       let data: Buffer;
+      const outputSize = this.entry.uncompressedSize + 1;
       try {
         const raw = this.smallRaw === null ? Buffer.alloc(0) : this.smallRaw.subarray(0, this.smallLength);
         // One output buffer of the declared size (+1 so that over-production is seen, not
         // silently cut): zlib's default 16 KiB chunk would be allocated for every small file.
-        const outputSize = this.entry.uncompressedSize + 1;
         data = inflateRawSync(raw, { maxOutputLength: outputSize, chunkSize: Math.max(outputSize, zlibConstants.Z_MIN_CHUNK), finishFlush: zlibConstants.Z_SYNC_FLUSH });
       } catch (cause) {
         if ((cause as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') throw this.tooLarge();
         throw this.corrupt(cause);
       }
-      this.smallRaw = null;
       this.account(data);
+      droppedOneShotOutput(outputSize);
+      this.smallRaw = null;
     }
     if (this.inflater !== null) {
       const ended = once(this.inflater, 'end');
@@ -202,4 +203,57 @@ export class PendingDigests<K> {
     for (const [key, digest] of this.digests) done.set(key, await digest);
     return done;
   }
+}
+
+/**
+ * Where the signer sends each kept entry's raw bytes for its v1 digest: hashed on this thread
+ * (InProcessDigests) or on a thread of their own (DigestThread). Entries are named by their index
+ * in the list given to `start`; `all` returns one digest per entry, in that order.
+ */
+export interface EntryDigestPass {
+  /** The entries to digest and the Node hash name of their digest. */
+  start(entries: readonly HashedEntry[], algorithm: string): void;
+  /** The entry's raw bytes, in order; `raw` may be reused once the call (or its promise) returns. */
+  update(index: number, raw: Buffer): void | Promise<void>;
+  /** All of the entry has been given (an empty entry gets no `update`). */
+  end(index: number): void | Promise<void>;
+  all(): Promise<Buffer[]>;
+  /** Frees what the pass holds when the signing stops early. */
+  close(): Promise<void>;
+}
+
+/** v1 digests hashed on the calling thread, with the CRC-32 checked (the signer's small-APK path). */
+export class InProcessDigests implements EntryDigestPass {
+  private readonly pending = new PendingDigests<number>();
+  private entries: readonly HashedEntry[] = [];
+  private algorithm = '';
+  private hasher: EntryContentHasher | null = null;
+
+  start(entries: readonly HashedEntry[], algorithm: string): void {
+    this.entries = entries;
+    this.algorithm = algorithm;
+  }
+
+  async update(index: number, raw: Buffer): Promise<void> {
+    this.hasher ??= this.pending.hasher(this.entries[index]!, [this.algorithm], { checkCrc: true });
+    await this.hasher.update(raw);
+  }
+
+  async end(index: number): Promise<void> {
+    const hasher = this.hasher ?? this.pending.hasher(this.entries[index]!, [this.algorithm], { checkCrc: true });
+    this.hasher = null;
+    await this.pending.add(index, hasher);
+  }
+
+  async all(): Promise<Buffer[]> {
+    const digests = await this.digests();
+    return this.entries.map((_, index) => digests.get(index)!);
+  }
+
+  /** The digests of the entries that were given, by index (for a pass that hashes only some here). */
+  async digests(): Promise<Map<number, Buffer>> {
+    return new Map([...(await this.pending.all())].map(([index, [digest]]) => [index, digest!]));
+  }
+
+  async close(): Promise<void> {}
 }

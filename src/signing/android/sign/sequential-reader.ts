@@ -7,10 +7,23 @@
 // writer, the content digester and the entry hasher do). Measured with bench/apk.ts (191 MiB):
 // a fresh buffer per block let ~60 MB of spent blocks wait for V8's next full collection, and
 // peak RSS grew by as much.
+// A block may be lent on (BlockLease): the signer's digest thread reads entry bytes from the
+// reader's blocks in shared memory rather than a copy (digest-thread.ts); such a block is refilled
+// only once the lease gives it back, and at most maxBlocks exist, so a slow borrower holds up the
+// reads rather than growing memory.
 import type { DataSource } from '../../data-source.ts';
 
-const BLOCK = 1024 * 1024;
+export const BLOCK = 1024 * 1024;
 const AHEAD = 3;
+
+/** Where the reader's blocks come from and go back to when someone else may still be reading them. */
+export interface BlockLease {
+  /** Blocks that may exist at once (the reader needs AHEAD + 1 to keep its reads going). */
+  readonly maxBlocks: number;
+  allocate(size: number): Buffer;
+  /** Called once the reader is done with `block`; it is refilled after the returned promise settles. */
+  returned(block: Buffer): Promise<void> | undefined;
+}
 
 interface Slot {
   readonly buffer: Buffer;
@@ -21,8 +34,12 @@ interface Slot {
 export class SequentialReader {
   private readonly source: DataSource;
   private readonly end: number;
+  private readonly lease: BlockLease | null;
   private nextRead: number;
   private readonly free: Buffer[] = [];
+  private allocated = 0;
+  // Wakes advance() when a lent block came back while no read was pending.
+  private blockBack: (() => void) | null = null;
   private readonly pending: Slot[] = [];
   private current: Buffer = Buffer.alloc(0);
   private currentSlot: Buffer | null = null;
@@ -30,9 +47,11 @@ export class SequentialReader {
   /** File offset of the next byte `take` returns. */
   position: number;
 
-  constructor(source: DataSource, start: number, end: number) {
+  constructor(source: DataSource, start: number, end: number, lease: BlockLease | null = null) {
+    if (lease !== null && lease.maxBlocks < AHEAD + 1) throw new RangeError(`a lease of ${lease.maxBlocks} blocks is too few for a reader that reads ${AHEAD} ahead`);
     this.source = source;
     this.end = end;
+    this.lease = lease;
     this.position = start;
     this.nextRead = start;
     // One block in use, AHEAD being read; allocated lazily, so a short range costs little.
@@ -66,21 +85,50 @@ export class SequentialReader {
   }
 
   private async advance(): Promise<void> {
+    // Every piece of the current block has been handed out and its callback has settled.
+    if (this.currentSlot !== null) this.recycle(this.currentSlot);
+    this.currentSlot = null;
+    this.fill();
+    while (this.pending.length === 0 && this.nextRead < this.end) {
+      // Every block is lent out: wait for one to come back.
+      await new Promise<void>((resolve) => (this.blockBack = resolve));
+      this.fill();
+    }
     const next = this.pending.shift();
     if (next === undefined) throw new RangeError(`read past ${this.end}`);
-    // Every piece of the current block has been handed out and its callback has settled.
-    if (this.currentSlot !== null) this.free.push(this.currentSlot);
     this.currentSlot = next.buffer;
     this.current = await next.filled;
     this.currentOffset = 0;
     this.fill();
   }
 
+  private recycle(block: Buffer): void {
+    const back = this.lease?.returned(block);
+    if (back === undefined) {
+      this.free.push(block);
+      return;
+    }
+    // A failed borrower gives its blocks back too (the lease settles either way).
+    const give = (): void => {
+      this.free.push(block);
+      this.fill();
+      const wake = this.blockBack;
+      this.blockBack = null;
+      wake?.();
+    };
+    back.then(give, give);
+  }
+
   private fill(): void {
     while (this.pending.length < AHEAD && this.nextRead < this.end) {
       const size = Math.min(BLOCK, this.end - this.nextRead);
       // Only the last read can be short, so a short buffer is never reused for a longer one.
-      const buffer = this.free.pop() ?? Buffer.allocUnsafe(size);
+      let buffer = this.free.pop();
+      if (buffer === undefined) {
+        if (this.lease !== null && this.allocated >= this.lease.maxBlocks) return;
+        buffer = this.lease?.allocate(size) ?? Buffer.allocUnsafe(size);
+        this.allocated += 1;
+      }
       const target = buffer.subarray(0, size);
       const offset = this.nextRead;
       const filled = this.source.readInto !== undefined

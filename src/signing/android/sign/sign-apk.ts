@@ -27,7 +27,8 @@ import { zlibDeflateRawLevel9 } from '../v1/zlib-deflate.ts';
 import { certificateSha256 } from '../verify/certificates.ts';
 import type { WrittenEntryDigest } from '../verify/content-pass.ts';
 import { digestAlgorithmsFor, prepareRotation, schemePairs, type KeyRotation } from './apk-signatures.ts';
-import { PendingDigests } from './entry-digest.ts';
+import { DigestThread } from './digest-thread.ts';
+import { InProcessDigests, type EntryDigestPass } from './entry-digest.ts';
 import { OutputWriter } from './output.ts';
 import { SequentialReader } from './sequential-reader.ts';
 import { describeDeflated, modifiedEocd, newCentralRecord, newLocalHeader, setEocdCentralDirectoryOffset } from './zip-records.ts';
@@ -53,6 +54,8 @@ export interface SignApkOptions {
   readonly signal?: AbortSignal;
   /** Key rotation: v3 (or v3.1) proves the move from `previous` to `identity` (SPECIFICATION.md §6). */
   readonly rotation?: KeyRotation;
+  /** APK size from which the v1 entry digests are taken on a thread of their own (digest-thread.ts); default 16 MiB. */
+  readonly digestThreadAbove?: number;
 }
 
 export interface SignApkResult {
@@ -73,16 +76,30 @@ export interface SignApkResult {
 const DEFAULT_SCHEMES: ApkSchemes = { v1: true, v2: true, v3: true };
 // DOS date 2009-01-01, time 00:00 (apksig: new entries when no input entry has a date).
 const DEFAULT_DOS_DATE = 0x3a21;
+// Below this, starting a thread (~30 ms of CPU) costs more than it saves (digest-thread.ts).
+const DIGEST_THREAD_ABOVE = 16 * 1024 * 1024;
 
 export async function signApk(source: DataSource, sink: DataSink, options: SignApkOptions): Promise<SignApkResult> {
   const schemes = options.schemes ?? DEFAULT_SCHEMES;
   if (!schemes.v1 && !schemes.v2 && !schemes.v3) throw new SigningError('apk_invalid', 'at least one signature scheme (v1, v2, v3) must be enabled');
+  const certificate = parseCertificate(options.identity.certificate);
+  algorithmForKey(options.identity.privateKey);
+  if (!certificate.publicKey.equals(createPublicKey(options.identity.privateKey))) {
+    throw new SigningError('key_certificate_mismatch', 'the private key does not belong to the signing certificate');
+  }
+  // The v1 digest thread starts first, so that it loads while the APK is opened.
+  const thread = schemes.v1 && source.size >= (options.digestThreadAbove ?? DIGEST_THREAD_ABOVE) ? new DigestThread() : null;
+  try {
+    return await signWith(source, sink, options, schemes, thread);
+  } finally {
+    await thread?.close();
+  }
+}
+
+async function signWith(source: DataSource, sink: DataSink, options: SignApkOptions, schemes: ApkSchemes, thread: DigestThread | null): Promise<SignApkResult> {
   const { identity } = options;
   const certificate = parseCertificate(identity.certificate);
   const algorithm = algorithmForKey(identity.privateKey);
-  if (!certificate.publicKey.equals(createPublicKey(identity.privateKey))) {
-    throw new SigningError('key_certificate_mismatch', 'the private key does not belong to the signing certificate');
-  }
   // Entries that are dropped unread do not decide whether the APK can be signed (apk/open.ts).
   const apk = await openApk(source, { discarded: isDroppedUnread });
   const minSdk = options.minSdk ?? (await readManifestFacts(apk)).minSdk;
@@ -96,7 +113,8 @@ export async function signApk(source: DataSource, sink: DataSink, options: SignA
   const digester = schemes.v2 || schemes.v3 ? new ChunkedDigester(digestAlgorithms) : null;
   const out = new OutputWriter(sink, digester);
 
-  const copied = await copyEntries(apk, out, v1Digest, options.libraryPageAlignment ?? 4096, options.signal);
+  const digests = v1Digest === null ? null : (thread ?? new InProcessDigests());
+  const copied = await copyEntries(apk, out, v1Digest, digests, options.libraryPageAlignment ?? 4096, options.signal);
   const centralRecords = copied.centralRecords;
 
   if (schemes.v1) {
@@ -178,15 +196,17 @@ interface CopyResult {
  * hashing) took 0.46-0.58 s CPU and 1.2-1.4 s wall; the whole of signApk with v2+v3 (this loop
  * hashing as it copies, v1 off) 0.41-0.43 s CPU and ~1.0 s wall.
  */
-async function copyEntries(apk: OpenedApk, out: OutputWriter, v1Digest: JarDigest | null, libraryPageAlignment: number, signal: AbortSignal | undefined): Promise<CopyResult> {
+async function copyEntries(apk: OpenedApk, out: OutputWriter, v1Digest: JarDigest | null, digests: EntryDigestPass | null, libraryPageAlignment: number, signal: AbortSignal | undefined): Promise<CopyResult> {
   const { zip } = apk;
-  const entryDigests = new PendingDigests<string>();
+  const kept = zip.entriesInFileOrder().filter((entry) => !isDroppedOnResign(entry.name));
+  digests?.start(kept, v1Digest!);
+  let index = 0;
   const dataOffsets = new Map<string, number>();
   const dropped: string[] = [];
   const newRecords = new Map<ZipEntry, Buffer>();
   let dosDate = -1;
   let dosTime = -1;
-  const input = new SequentialReader(apk.source, 0, apk.entriesSectionEnd);
+  const input = new SequentialReader(apk.source, 0, apk.entriesSectionEnd, digests instanceof DigestThread ? digests : null);
   const write = (piece: Buffer): Promise<void> => out.write(piece);
   for (const entry of zip.entriesInFileOrder()) {
     signal?.throwIfAborted();
@@ -219,19 +239,19 @@ async function copyEntries(apk: OpenedApk, out: OutputWriter, v1Digest: JarDiges
     } else {
       await input.take(entry.dataOffset - entry.localHeaderOffset, write);
     }
-    if (v1Digest === null) {
+    if (digests === null) {
       await input.take(entry.endOffset - entry.dataOffset, write);
       continue;
     }
-    // The CRC-32 check (which apksig's signer skips) refuses a damaged entry instead of signing
-    // it, and lets the output's verification use these digests (verify/content-pass.ts).
-    const hasher = entryDigests.hasher(entry, [v1Digest], { checkCrc: true });
+    // The digests check the CRC-32 (which apksig's signer skips): a damaged entry is refused
+    // instead of signed, and the output's verification may use these digests (verify/content-pass.ts).
+    const at = index++;
     dataOffsets.set(entry.name, out.offset);
     await input.take(entry.compressedSize, async (piece) => {
-      await hasher.update(piece);
+      await digests.update(at, piece);
       await out.write(piece);
     });
-    await entryDigests.add(entry.name, hasher);
+    await digests.end(at);
     // The data descriptor, if any, is part of the record and copied as is.
     await input.take(entry.endOffset - input.position, write);
   }
@@ -246,13 +266,16 @@ async function copyEntries(apk: OpenedApk, out: OutputWriter, v1Digest: JarDiges
     dosDate = DEFAULT_DOS_DATE;
     dosTime = 0;
   }
-  const digests = new Map([...(await entryDigests.all())].map(([name, [digest]]) => [name, digest!]));
+  const byName = new Map<string, Buffer>();
   const written = new Map<string, WrittenEntryDigest>();
-  for (const entry of zip.entriesInFileOrder()) {
-    const digest = digests.get(entry.name);
-    if (digest !== undefined) written.set(entry.name, { dataOffset: dataOffsets.get(entry.name)!, compressedSize: entry.compressedSize, algorithm: v1Digest!, digest });
+  if (digests !== null) {
+    const all = await digests.all();
+    kept.forEach((entry, at) => {
+      byName.set(entry.name, all[at]!);
+      written.set(entry.name, { dataOffset: dataOffsets.get(entry.name)!, compressedSize: entry.compressedSize, algorithm: v1Digest!, digest: all[at]! });
+    });
   }
-  return { centralRecords, entryDigests: digests, written, dropped, dosTime, dosDate };
+  return { centralRecords, entryDigests: byName, written, dropped, dosTime, dosDate };
 }
 
 function parseCertificate(der: Buffer): X509Certificate {

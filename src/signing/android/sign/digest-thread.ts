@@ -1,0 +1,182 @@
+// The v1 entry digests of a large APK on a thread of their own. Inflating the entries, hashing
+// what comes out and checking its CRC-32 was most of what the signer's main thread did while it
+// copied the entries, and it left the second core mostly idle: on bench:apk the main thread was
+// busy for ~0.5 s of a ~0.65 s copy, ~0.3 s of it on these digests. Here the main thread only
+// copies (and takes the v2/v3 content digest) while the thread digests the same bytes beside it.
+//
+// Nothing is read twice and nothing is copied to get there: the sequential reader's blocks live
+// in shared memory (this is its BlockLease), the main thread tells the thread where in them each
+// entry's bytes lie, block by block, and the reader refills a block only once the thread has
+// given it back, so a thread that falls behind holds up the reads rather than growing memory.
+// The thread hashes with the in-process code (digest-worker.ts runs EntryContentHasher), so both
+// paths give the same digests and the same errors. It takes the entries where the bytes are; small
+// ones, where the cost is per entry rather than per byte, stay on the main thread, which then
+// waits less for the thread at the end (on bench:apk the last 3,000 entries are ~1.7 KB XML files
+// that kept the thread busy ~60 ms after the main thread was done) and the thread's heap stays
+// small. A thread costs ~30 ms of CPU to start and ~12 MB while it runs, so only large APKs use one
+// (sign-apk.ts); it exits before the output is verified.
+import { Worker } from 'node:worker_threads';
+import { SigningError } from '../../errors.ts';
+import type { DigestMessage, DigestWorkMessage, PieceOp } from './digest-worker.ts';
+import { InProcessDigests, type EntryDigestPass, type HashedEntry } from './entry-digest.ts';
+import type { BlockLease } from './sequential-reader.ts';
+
+// Blocks the thread may hold at once beyond the reader's own four (one being taken apart, three
+// being read): enough to cover an entry that waits for a large inflation in front of it
+// (PendingDigests' limit) without stopping the reads.
+const LENT_BLOCKS = 2;
+// Entries with fewer bytes of data than this are digested on the main thread.
+const THREAD_ENTRY_MIN = 16 * 1024;
+
+interface Loan {
+  readonly back: Promise<void>;
+  readonly resolve: () => void;
+}
+
+export class DigestThread implements BlockLease, EntryDigestPass {
+  readonly maxBlocks = 4 + LENT_BLOCKS;
+  private readonly worker: Worker;
+  private readonly blocks = new Map<ArrayBufferLike, number>();
+  private unsent: [number, SharedArrayBuffer][] = [];
+  // The pieces in the block being taken apart, sent when the reader moves on or gives it back.
+  private ops: PieceOp[] = [];
+  private opsBlock = -1;
+  private readonly lent = new Map<number, Loan>();
+  private readonly local = new InProcessDigests();
+  // Each entry's index on the thread, or -1 for one digested here.
+  private onThread = new Int32Array(0);
+  private threadEntries = 0;
+  private failure: unknown = null;
+  private readonly result: Promise<Buffer[]>;
+  private rejectResult: (error: unknown) => void = () => {};
+
+  /** Starts the thread at once, so that it loads while the caller opens the APK; `start` gives it the entries. */
+  constructor() {
+    this.worker = new Worker(new URL('./digest-worker.ts', import.meta.url));
+    this.result = new Promise<Buffer[]>((resolve, reject) => {
+      this.rejectResult = reject;
+      this.worker.on('message', (message: DigestMessage) => {
+        if (message.kind === 'returned') this.giveBack(message.block);
+        else if (message.kind === 'digests') resolve(split(message.digests, message.size));
+        else this.fail(message.code === undefined ? new Error(message.message) : new SigningError(message.code, message.message, message.details === undefined ? {} : { details: message.details }));
+      });
+    });
+    this.result.catch(() => {}); // surfaced by all()
+    this.worker.on('error', (error) => this.fail(error));
+    this.worker.on('exit', (code) => this.fail(new Error(`the v1 digest thread exited with code ${code} before it was done`)));
+  }
+
+  /** The entries to digest (`update` and `end` name them by their index here) and the Node hash name. */
+  start(entries: readonly HashedEntry[], algorithm: string): void {
+    this.local.start(entries, algorithm);
+    this.onThread = new Int32Array(entries.length).fill(-1);
+    const sent: HashedEntry[] = [];
+    entries.forEach(({ name, method, compressedSize, uncompressedSize, crc32 }, index) => {
+      if (compressedSize < THREAD_ENTRY_MIN) return;
+      this.onThread[index] = sent.length;
+      sent.push({ name, method, compressedSize, uncompressedSize, crc32 });
+    });
+    this.threadEntries = sent.length;
+    this.post({ kind: 'entries', algorithm, entries: sent });
+  }
+
+  allocate(size: number): Buffer {
+    const memory = new SharedArrayBuffer(size);
+    const id = this.blocks.size;
+    this.blocks.set(memory, id);
+    this.unsent.push([id, memory]);
+    return Buffer.from(memory);
+  }
+
+  returned(block: Buffer): Promise<void> | undefined {
+    const id = this.blockOf(block);
+    if (this.opsBlock === id) this.send();
+    return this.lent.get(id)?.back;
+  }
+
+  /** Bytes of entry `index`, in order, as views into this lease's blocks; throws once the thread failed. */
+  update(index: number, raw: Buffer): void | Promise<void> {
+    if (this.failure !== null) throw this.failure;
+    const at = this.onThread[index]!;
+    if (at === -1) return this.local.update(index, raw);
+    const id = this.blockOf(raw);
+    if (this.opsBlock !== id) {
+      this.send();
+      this.opsBlock = id;
+    }
+    this.ops.push([at, id, raw.byteOffset, raw.length]);
+  }
+
+  /** All of entry `index` has been given (an empty entry gets no `update`). */
+  end(index: number): void | Promise<void> {
+    const at = this.onThread[index]!;
+    if (at === -1) return this.local.end(index);
+    this.ops.push([at, -1, 0, 0]);
+  }
+
+  /** The digests in entry order, once the thread is done; the thread then exits. */
+  async all(): Promise<Buffer[]> {
+    this.send();
+    this.post({ kind: 'end' });
+    try {
+      const [local, threaded] = await Promise.all([this.local.digests(), this.result]);
+      if (threaded.length !== this.threadEntries) throw new Error(`internal: the digest thread returned ${threaded.length} of ${this.threadEntries} digests`);
+      return [...this.onThread].map((at, index) => (at === -1 ? local.get(index)! : threaded[at]!));
+    } finally {
+      await this.close();
+    }
+  }
+
+  /** Stops the thread: after all(), or when the signing failed. */
+  async close(): Promise<void> {
+    this.fail(new Error('the v1 digest thread was stopped'));
+    await this.worker.terminate();
+  }
+
+  private blockOf(bytes: Buffer): number {
+    const id = this.blocks.get(bytes.buffer);
+    if (id === undefined) throw new Error('internal: entry bytes outside the digest thread\'s blocks');
+    return id;
+  }
+
+  /** Sends the pending pieces; their block is lent to the thread until it says it is done with them. */
+  private send(): void {
+    if (this.ops.length === 0) return;
+    const block = this.opsBlock;
+    if (block !== -1 && this.failure === null && !this.lent.has(block)) {
+      let resolve!: () => void;
+      const back = new Promise<void>((r) => (resolve = r));
+      this.lent.set(block, { back, resolve });
+    }
+    this.post({ kind: 'ops', blocks: this.unsent, ops: this.ops, block });
+    this.unsent = [];
+    this.ops = [];
+    this.opsBlock = -1;
+  }
+
+  private post(message: DigestWorkMessage): void {
+    if (this.failure === null) this.worker.postMessage(message);
+  }
+
+  private giveBack(block: number): void {
+    const loan = this.lent.get(block);
+    if (loan === undefined) return;
+    this.lent.delete(block);
+    loan.resolve();
+  }
+
+  private fail(error: unknown): void {
+    if (this.failure !== null) return;
+    this.failure = error;
+    this.rejectResult(error);
+    // Nothing reads the blocks any more: the reader may refill them.
+    for (const block of [...this.lent.keys()]) this.giveBack(block);
+  }
+}
+
+function split(digests: Uint8Array, size: number): Buffer[] {
+  const all = Buffer.from(digests.buffer, digests.byteOffset, digests.length);
+  const out: Buffer[] = [];
+  for (let at = 0; at < all.length; at += size) out.push(all.subarray(at, at + size));
+  return out;
+}

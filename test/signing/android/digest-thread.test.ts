@@ -1,0 +1,148 @@
+// The v1 digests on a thread of their own (sign/digest-thread.ts) against the in-process path:
+// the same bytes out, the same digests, the same errors for damaged entries, and the reader's
+// shared blocks refilled only once the thread has given them back.
+import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { describe, it } from 'node:test';
+import { crc32, deflateRawSync } from 'node:zlib';
+import { signApk, verifyApk, type SignApkOptions, type SignApkResult } from '../../../src/signing/android/index.ts';
+import { SequentialReader, type BlockLease } from '../../../src/signing/android/sign/sequential-reader.ts';
+import { MemorySink } from '../../../src/signing/data-sink.ts';
+import { BufferSource } from '../../../src/signing/data-source.ts';
+import { SigningError } from '../../../src/signing/errors.ts';
+import { ZipReader, ZipWriter } from '../../../src/signing/zip/index.ts';
+import { apksigFixture, testIdentity } from '../../support/android-signing.ts';
+import { needsSharedFixtures } from '../../support/fixtures.ts';
+
+const MiB = 1024 * 1024;
+
+/**
+ * golden-aligned-in.apk plus entries that go to the thread (16 KiB and more) between small ones
+ * that stay on the main thread: deflated random bytes over several read blocks, a compressible
+ * deflated file, stored data, and an empty entry.
+ */
+async function mixedApk(): Promise<{ bytes: Buffer; offsets: Map<string, number> }> {
+  const input = new BufferSource(readFileSync(apksigFixture('golden/golden-aligned-in.apk')));
+  const zip = await ZipReader.open(input);
+  const sink = new MemorySink();
+  const writer = new ZipWriter(sink, { allowZip64: false });
+  for (const entry of zip.entriesInFileOrder()) await writer.addRaw(entry, zip);
+  const deflated = async (name: string, data: Buffer): Promise<void> => {
+    await writer.addEntry(name, deflateRawSync(data), { method: 'deflate', precompressed: { crc32: crc32(data) >>> 0, uncompressedSize: data.length } });
+  };
+  await deflated('assets/random.bin', randomBytes(3 * MiB + 12345));
+  await writer.addEntry('res/raw/small.txt', Buffer.from('small enough to stay on the main thread\n'.repeat(20)), { method: 'stored' });
+  // Text that deflates about 2:1 (random hex digits), 1.5 MiB of it.
+  await deflated('assets/text.txt', Buffer.from(randomBytes(768 * 1024).toString('hex')));
+  await writer.addEntry('assets/stored.bin', randomBytes(2 * MiB + 7), { method: 'stored' });
+  await writer.addEntry('assets/empty.bin', Buffer.alloc(0), { method: 'stored' });
+  await writer.addEntry('assets/edge.bin', randomBytes(16 * 1024), { method: 'stored' });
+  writer.finishEntries();
+  await writer.writeTail();
+  const bytes = sink.toBuffer();
+  const offsets = new Map((await ZipReader.open(new BufferSource(bytes))).entries.map((e) => [e.name, e.dataOffset]));
+  return { bytes, offsets };
+}
+
+async function sign(input: Buffer, options: Partial<SignApkOptions>): Promise<{ output: Buffer; result: SignApkResult }> {
+  const sink = new MemorySink();
+  const result = await signApk(new BufferSource(input), sink, { identity: await testIdentity('rsa-2048'), v1SignerName: 'test', minSdk: 23, ...options });
+  return { output: sink.toBuffer(), result };
+}
+
+const onThread = { digestThreadAbove: 0 };
+const inProcess = { digestThreadAbove: Infinity };
+
+function zipInvalidNaming(name: string): (error: unknown) => boolean {
+  return (error) => {
+    assert.ok(error instanceof SigningError, String(error));
+    assert.equal(error.code, 'zip_invalid', error.message);
+    assert.ok(error.message.includes(JSON.stringify(name)), error.message);
+    return true;
+  };
+}
+
+describe('v1 digests on a thread of their own', needsSharedFixtures(), () => {
+  it('give the bytes and digests of the in-process path, and the output verifies', async () => {
+    const { bytes } = await mixedApk();
+    const here = await sign(bytes, inProcess);
+    const there = await sign(bytes, onThread);
+    assert.ok(there.output.equals(here.output), 'the same signed APK both ways');
+    assert.deepEqual([...there.result.written], [...here.result.written]);
+    const report = await verifyApk(new BufferSource(there.output), { minSdk: 23 });
+    assert.equal(report.verified, true, JSON.stringify(report.errors));
+  });
+
+  it('refuse a large entry whose deflate data is corrupt, as the in-process path does', async () => {
+    const { bytes, offsets } = await mixedApk();
+    const at = offsets.get('assets/random.bin')! + 2 * MiB;
+    bytes.fill(0xa5, at, at + 4096);
+    const here = await sign(bytes, inProcess).catch((error: unknown) => error);
+    await assert.rejects(sign(bytes, onThread), zipInvalidNaming('assets/random.bin'));
+    await assert.rejects(sign(bytes, onThread), (error) => (error as Error).message === (here as Error).message);
+  });
+
+  it('refuse a large stored entry that fails its CRC-32', async () => {
+    const { bytes, offsets } = await mixedApk();
+    const at = offsets.get('assets/stored.bin')! + MiB;
+    bytes[at] = bytes[at]! ^ 0x01;
+    await assert.rejects(sign(bytes, inProcess), zipInvalidNaming('assets/stored.bin'));
+    await assert.rejects(sign(bytes, onThread), zipInvalidNaming('assets/stored.bin'));
+  });
+
+  it('refuse a small entry that fails its CRC-32 on the main thread, beside the thread', async () => {
+    const { bytes, offsets } = await mixedApk();
+    const at = offsets.get('res/raw/small.txt')!;
+    bytes[at] = bytes[at]! ^ 0x01;
+    await assert.rejects(sign(bytes, onThread), zipInvalidNaming('res/raw/small.txt'));
+  });
+
+  it('stop with the signing when it is aborted', async () => {
+    const { bytes } = await mixedApk();
+    await assert.rejects(sign(bytes, { ...onThread, signal: AbortSignal.abort(new Error('canceled')) }), /canceled/);
+  });
+});
+
+describe('the sequential reader with lent blocks', () => {
+  it('refills a block only once it is given back, and never has more than maxBlocks', async () => {
+    const data = randomBytes(12 * MiB + 333);
+    const allocated: Buffer[] = [];
+    const held: Array<() => void> = [];
+    let refilledWhileHeld = false;
+    const outstanding = new Set<Buffer>();
+    const lease: BlockLease = {
+      maxBlocks: 5,
+      allocate: (size) => {
+        const block = Buffer.alloc(size);
+        allocated.push(block);
+        return block;
+      },
+      returned: (block) => {
+        outstanding.add(block);
+        // Given back later, out of turn: the reader must wait rather than refill it.
+        return new Promise<void>((resolve) => held.push(() => {
+          outstanding.delete(block);
+          resolve();
+        }));
+      },
+    };
+    const source = {
+      size: data.length,
+      read: async (offset: number, length: number) => data.subarray(offset, offset + length),
+      readInto: async (offset: number, target: Buffer) => {
+        if ([...outstanding].some((block) => block.buffer === target.buffer)) refilledWhileHeld = true;
+        data.copy(target, 0, offset, offset + target.length);
+      },
+      close: async () => {},
+    };
+    const reader = new SequentialReader(source, 0, data.length, lease);
+    const release = setInterval(() => held.shift()?.(), 1);
+    const pieces: Buffer[] = [];
+    await reader.take(data.length, (piece) => void pieces.push(Buffer.from(piece)));
+    clearInterval(release);
+    assert.ok(Buffer.concat(pieces).equals(data), 'every byte, in order');
+    assert.ok(allocated.length <= 5, `${allocated.length} blocks`);
+    assert.equal(refilledWhileHeld, false, 'no block was read into while lent');
+  });
+});
