@@ -9,6 +9,12 @@ export interface DataSink {
   write(data: Buffer): Promise<void>;
   /** Overwrites bytes at `offset` (which must already be written). Streaming sinks omit it. */
   writeAt?(offset: number, data: Buffer): Promise<void>;
+  /**
+   * The file the bytes go to, for sinks that are plain files: its first `flushed` bytes are in
+   * the file already, where another thread can read them back (the APK signer's early check of
+   * its output, android/sign/digest-thread.ts). Other sinks omit it.
+   */
+  readonly file?: { readonly path: string; readonly flushed: number };
   /** Flushes and releases the underlying handle, if any. Idempotent. */
   close(): Promise<void>;
 }
@@ -49,13 +55,15 @@ export class MemorySink implements DataSink {
  * small entries costs few system calls. Large writes go straight through.
  */
 export class FileSink implements DataSink {
+  private readonly path: string;
   private readonly handle: FileHandle;
   private readonly pending: Buffer;
   private pendingLength = 0;
   private flushed = 0;
   private closed = false;
 
-  private constructor(handle: FileHandle, bufferSize: number) {
+  private constructor(path: string, handle: FileHandle, bufferSize: number) {
+    this.path = path;
     this.handle = handle;
     this.pending = Buffer.allocUnsafe(bufferSize);
   }
@@ -63,11 +71,15 @@ export class FileSink implements DataSink {
   /** Creates (or truncates) `path`. */
   static async create(path: string, options: { bufferSize?: number } = {}): Promise<FileSink> {
     const handle = await open(path, 'w');
-    return new FileSink(handle, options.bufferSize ?? 1024 * 1024);
+    return new FileSink(path, handle, options.bufferSize ?? 1024 * 1024);
   }
 
   get position(): number {
     return this.flushed + this.pendingLength;
+  }
+
+  get file(): { path: string; flushed: number } {
+    return { path: this.path, flushed: this.flushed };
   }
 
   async write(data: Buffer): Promise<void> {

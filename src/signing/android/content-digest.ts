@@ -37,12 +37,28 @@ export function isChunkedAlgorithm(algorithm: ContentDigestAlgorithm): algorithm
   return algorithm !== 'VERITY_CHUNKED_SHA256';
 }
 
+/**
+ * The chunk digests of the first `end` bytes of the entries section (a whole number of chunks),
+ * taken earlier by reading those bytes back from the output file (sign/digest-thread.ts).
+ */
+export interface ContentPrefix {
+  readonly end: number;
+  readonly chunks: ReadonlyMap<ChunkedAlgorithm, readonly Buffer[]>;
+}
+
+/** H(0xa5 || u32le(length) || chunk) for one chunk. */
+export function chunkDigest(algorithm: ChunkedAlgorithm, chunk: Uint8Array): Buffer {
+  return createHash(NODE_HASH[algorithm]).update(header(0xa5, chunk.length)).update(chunk).digest();
+}
+
 export interface ChunkedDigesterOptions {
   /**
    * Hash every other chunk on the thread pool. Worth it where the calling thread has little
    * else to do (verification); the signer's main thread is busier, but so is its pool.
    */
   readonly parallel?: boolean;
+  /** Chunk digests taken elsewhere for the start of the first section; the bytes given begin after it. */
+  readonly prefix?: ContentPrefix;
 }
 
 export class ChunkedDigester {
@@ -62,6 +78,12 @@ export class ChunkedDigester {
     this.parallel = options.parallel ?? false;
     this.chunkDigests = new Map(this.algorithms.map((algorithm) => [algorithm, []]));
     this.chunk[0] = 0xa5;
+    const { prefix } = options;
+    if (prefix !== undefined) {
+      if (prefix.end % CHUNK_SIZE !== 0 || this.algorithms.some((a) => prefix.chunks.get(a)?.length !== prefix.end / CHUNK_SIZE)) throw new Error('internal: a content prefix must be whole chunks of every algorithm');
+      for (const algorithm of this.algorithms) this.chunkDigests.get(algorithm)!.push(...prefix.chunks.get(algorithm)!);
+      this.chunks = prefix.end / CHUNK_SIZE;
+    }
   }
 
   /** Adds bytes to the current section (copied: the caller may reuse `data` at once). */
@@ -133,8 +155,7 @@ export class ChunkedDigester {
 
   /** Hashes one chunk's bytes on this thread. */
   private hashChunk(data: Uint8Array): void {
-    const prefix = header(0xa5, data.length);
-    for (const algorithm of this.algorithms) this.chunkDigests.get(algorithm)!.push(createHash(NODE_HASH[algorithm]).update(prefix).update(data).digest());
+    for (const algorithm of this.algorithms) this.chunkDigests.get(algorithm)!.push(chunkDigest(algorithm, data));
     this.chunks += 1;
   }
 

@@ -30,6 +30,10 @@ export class FileOutput implements VerifiableSink {
     return this.#sink.position;
   }
 
+  get file(): { path: string; flushed: number } {
+    return this.#sink.file;
+  }
+
   write(data: Buffer): Promise<void> {
     return this.#sink.write(data);
   }

@@ -41,7 +41,7 @@ export async function signAndroid(request: AndroidSignRequest, input: DataSource
   const verifiedFromSdk = signed.schemes.v1 ? signed.minSdk : Math.max(signed.minSdk, FIRST_V2_SDK);
   const check = await output.reopen();
   try {
-    const report = await verifyApk(check, { minSdk: verifiedFromSdk, written: signed.written });
+    const report = await verifyApk(check, { minSdk: verifiedFromSdk, written: signed.written, ...(signed.readBack === null ? {} : { readBack: signed.readBack }) });
     if (!report.verified) {
       throw new SigningError('verification_failed', `The signed APK did not verify: ${report.errors.map((e) => e.message).join('; ')}`, { details: { errors: report.errors } });
     }

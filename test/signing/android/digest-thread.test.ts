@@ -3,17 +3,18 @@
 // shared blocks refilled only once the thread has given them back.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import { describe, it } from 'node:test';
 import { crc32, deflateRawSync } from 'node:zlib';
 import { signApk, verifyApk, type SignApkOptions, type SignApkResult } from '../../../src/signing/android/index.ts';
 import { SequentialReader, type BlockLease } from '../../../src/signing/android/sign/sequential-reader.ts';
-import { MemorySink } from '../../../src/signing/data-sink.ts';
-import { BufferSource } from '../../../src/signing/data-source.ts';
+import { FileSink, MemorySink } from '../../../src/signing/data-sink.ts';
+import { BufferSource, FileSource } from '../../../src/signing/data-source.ts';
 import { SigningError } from '../../../src/signing/errors.ts';
 import { ZipReader, ZipWriter } from '../../../src/signing/zip/index.ts';
 import { apksigFixture, testIdentity } from '../../support/android-signing.ts';
-import { needsSharedFixtures } from '../../support/fixtures.ts';
+import { needsSharedFixtures, testOutputDir } from '../../support/fixtures.ts';
 
 const MiB = 1024 * 1024;
 
@@ -101,6 +102,47 @@ describe('v1 digests on a thread of their own', needsSharedFixtures(), () => {
   it('stop with the signing when it is aborted', async () => {
     const { bytes } = await mixedApk();
     await assert.rejects(sign(bytes, { ...onThread, signal: AbortSignal.abort(new Error('canceled')) }), /canceled/);
+  });
+});
+
+describe('the output read back by the digest thread', needsSharedFixtures(), () => {
+  async function signToFile(input: Buffer, name: string): Promise<{ file: string; result: SignApkResult }> {
+    const dir = testOutputDir('android-digest-thread');
+    mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, name);
+    const sink = await FileSink.create(file);
+    try {
+      const result = await signApk(new BufferSource(input), sink, { identity: await testIdentity('rsa-2048'), v1SignerName: 'test', minSdk: 23, ...onThread });
+      return { file, result };
+    } finally {
+      await sink.close();
+    }
+  }
+
+  it('gives the chunk digests of the file\'s start, which the verifier uses and checks', async () => {
+    const { bytes } = await mixedApk();
+    const { file, result } = await signToFile(bytes, 'read-back.apk');
+    const readBack = result.readBack;
+    assert.ok(readBack !== null, 'a file sink and a thread: the start of the output is read back');
+    assert.ok(readBack.end > 0 && readBack.end % MiB === 0, `whole chunks (${readBack.end})`);
+    const chunks = readBack.chunks.get('CHUNKED_SHA256')!;
+    assert.equal(chunks.length, readBack.end / MiB);
+    const source = await FileSource.open(file);
+    try {
+      const report = await verifyApk(source, { minSdk: 23, written: result.written, readBack });
+      assert.equal(report.verified, true, JSON.stringify(report.errors));
+      // A wrong chunk digest in the read-back makes the recomputed content digest wrong: the
+      // verifier does not take the read-back on trust.
+      const wrong = new Map([['CHUNKED_SHA256' as const, chunks.map((c, i) => (i === 1 ? Buffer.alloc(c.length) : c))]]);
+      const refused = await verifyApk(source, { minSdk: 23, written: result.written, readBack: { end: readBack.end, chunks: wrong } });
+      assert.equal(refused.verified, false);
+      assert.ok(refused.errors.some((e) => /content digest mismatch/.test(e.message)), JSON.stringify(refused.errors));
+    } finally {
+      await source.close();
+    }
+    const inMemory = await sign(bytes, onThread);
+    assert.equal(inMemory.result.readBack, null, 'a memory sink has no file to read back');
+    assert.ok(readFileSync(file).equals(inMemory.output), 'the same bytes either way');
   });
 });
 

@@ -13,11 +13,16 @@
 // ones, where the cost is per entry rather than per byte, stay on the main thread, which then
 // waits less for the thread at the end (on bench:apk the last 3,000 entries are ~1.7 KB XML files
 // that kept the thread busy ~60 ms after the main thread was done) and the thread's heap stays
-// small. A thread costs ~30 ms of CPU to start and ~12 MB while it runs, so only large APKs use one
-// (sign-apk.ts); it exits before the output is verified.
+// small. Then, while the main thread writes the v1 files, the signing block and the central
+// directory (~0.1 s on bench:apk, with the second core idle), the thread reads the entries already
+// written back from the output file and takes their v2/v3 chunk digests, which the verification of
+// the output would otherwise take afterwards (readBack; SPECIFICATION.md §8 says why the proof
+// holds). A thread costs ~30 ms of CPU to start and ~12 MB while it runs, so only large APKs use
+// one (sign-apk.ts); it exits before the output is verified.
 import { Worker } from 'node:worker_threads';
 import { SigningError } from '../../errors.ts';
 import type { DigestMessage, DigestWorkMessage, PieceOp } from './digest-worker.ts';
+import { CHUNK_SIZE, type ChunkedAlgorithm, type ContentPrefix } from '../content-digest.ts';
 import { InProcessDigests, type EntryDigestPass, type HashedEntry } from './entry-digest.ts';
 import type { BlockLease } from './sequential-reader.ts';
 
@@ -49,6 +54,7 @@ export class DigestThread implements BlockLease, EntryDigestPass {
   private failure: unknown = null;
   private readonly result: Promise<Buffer[]>;
   private rejectResult: (error: unknown) => void = () => {};
+  private reading: { end: number; resolve: (prefix: ContentPrefix) => void; reject: (error: unknown) => void } | null = null;
 
   /** Starts the thread at once, so that it loads while the caller opens the APK; `start` gives it the entries. */
   constructor() {
@@ -58,6 +64,7 @@ export class DigestThread implements BlockLease, EntryDigestPass {
       this.worker.on('message', (message: DigestMessage) => {
         if (message.kind === 'returned') this.giveBack(message.block);
         else if (message.kind === 'digests') resolve(split(message.digests, message.size));
+        else if (message.kind === 'readBack') this.readBackDone(message.chunks);
         else this.fail(message.code === undefined ? new Error(message.message) : new SigningError(message.code, message.message, message.details === undefined ? {} : { details: message.details }));
       });
     });
@@ -114,17 +121,29 @@ export class DigestThread implements BlockLease, EntryDigestPass {
     this.ops.push([at, -1, 0, 0]);
   }
 
-  /** The digests in entry order, once the thread is done; the thread then exits. */
+  /** The digests in entry order, once the thread is done (it then waits for a readBack, or close). */
   async all(): Promise<Buffer[]> {
     this.send();
     this.post({ kind: 'end' });
-    try {
-      const [local, threaded] = await Promise.all([this.local.digests(), this.result]);
-      if (threaded.length !== this.threadEntries) throw new Error(`internal: the digest thread returned ${threaded.length} of ${this.threadEntries} digests`);
-      return [...this.onThread].map((at, index) => (at === -1 ? local.get(index)! : threaded[at]!));
-    } finally {
-      await this.close();
-    }
+    const [local, threaded] = await Promise.all([this.local.digests(), this.result]);
+    // The read blocks are no longer lent: nothing here keeps them from the garbage collector.
+    this.blocks.clear();
+    if (threaded.length !== this.threadEntries) throw new Error(`internal: the digest thread returned ${threaded.length} of ${this.threadEntries} digests`);
+    return [...this.onThread].map((at, index) => (at === -1 ? local.get(index)! : threaded[at]!));
+  }
+
+  /**
+   * After all(): the v2/v3 chunk digests of the output file's first `end` bytes (whole chunks,
+   * already in the file), read back by the thread while the main thread finishes the APK. The
+   * verifier then reads only what follows (verify/content-pass.ts `prefix`).
+   */
+  readBack(path: string, end: number, algorithms: readonly ChunkedAlgorithm[]): Promise<ContentPrefix> {
+    if (end % CHUNK_SIZE !== 0) throw new RangeError(`a read-back must end on a chunk boundary, not at ${end}`);
+    if (this.failure !== null) return Promise.reject(this.failure);
+    if (this.reading !== null) throw new Error('internal: one read-back at a time on the digest thread');
+    const done = new Promise<ContentPrefix>((resolve, reject) => (this.reading = { end, resolve, reject }));
+    this.post({ kind: 'readBack', path, end, algorithms: [...algorithms] });
+    return done;
   }
 
   /** Stops the thread: after all(), or when the signing failed. */
@@ -158,6 +177,12 @@ export class DigestThread implements BlockLease, EntryDigestPass {
     if (this.failure === null) this.worker.postMessage(message);
   }
 
+  private readBackDone(chunks: [ChunkedAlgorithm, Uint8Array[]][]): void {
+    const reading = this.reading;
+    this.reading = null;
+    reading?.resolve({ end: reading.end, chunks: new Map(chunks.map(([algorithm, digests]) => [algorithm, digests.map((d) => Buffer.from(d.buffer, d.byteOffset, d.length))])) });
+  }
+
   private giveBack(block: number): void {
     const loan = this.lent.get(block);
     if (loan === undefined) return;
@@ -169,6 +194,8 @@ export class DigestThread implements BlockLease, EntryDigestPass {
     if (this.failure !== null) return;
     this.failure = error;
     this.rejectResult(error);
+    this.reading?.reject(error);
+    this.reading = null;
     // Nothing reads the blocks any more: the reader may refill them.
     for (const block of [...this.lent.keys()]) this.giveBack(block);
   }

@@ -12,6 +12,7 @@ import { signJarSignatureBlock } from '../../cms/jar-signature.ts';
 import type { DataSink } from '../../data-sink.ts';
 import type { DataSource } from '../../data-source.ts';
 import { SigningError } from '../../errors.ts';
+import { collectBetweenPhases } from '../../reclaim.ts';
 import { DEFAULT_ALIGNMENT, realignedExtra } from '../../zip/alignment.ts';
 import { LOCAL_HEADER_SIZE } from '../../zip/format.ts';
 import { withLocalHeaderOffset } from '../../zip/headers.ts';
@@ -20,7 +21,7 @@ import { algorithmForKey } from '../algorithms.ts';
 import { isDroppedOnResign, isDroppedUnread, openApk, readManifestFacts, type OpenedApk } from '../apk/open.ts';
 import { buildSigningBlock, paddingBeforeBlock } from '../block/build.ts';
 import { SCHEME_ID_V2, SCHEME_ID_V3 } from '../block/constants.ts';
-import { ChunkedDigester, isChunkedAlgorithm } from '../content-digest.ts';
+import { CHUNK_SIZE, ChunkedDigester, isChunkedAlgorithm, type ContentPrefix } from '../content-digest.ts';
 import { jarDigestFor, MANIFEST_ENTRY_NAME, safeSignerName, type JarDigest } from '../v1/entries.ts';
 import { buildManifest, buildSignatureFile, v1Files } from '../v1/sign.ts';
 import { zlibDeflateRawLevel9 } from '../v1/zlib-deflate.ts';
@@ -70,6 +71,8 @@ export interface SignApkResult {
   readonly dropped: readonly string[];
   /** v1 digests of the entries as written, by name, for verifyApk's `written` option (empty without v1). */
   readonly written: ReadonlyMap<string, WrittenEntryDigest>;
+  /** Content digest chunks of the output's start, read back from the file (verifyApk's `readBack`); null when not taken. */
+  readonly readBack: ContentPrefix | null;
   readonly certificate: { readonly sha256: string; readonly subject: string; readonly notAfter: Date; readonly expired: boolean };
 }
 
@@ -116,6 +119,15 @@ async function signWith(source: DataSource, sink: DataSink, options: SignApkOpti
   const digests = v1Digest === null ? null : (thread ?? new InProcessDigests());
   const copied = await copyEntries(apk, out, v1Digest, digests, options.libraryPageAlignment ?? 4096, options.signal);
   const centralRecords = copied.centralRecords;
+  // The thread reads the entries already in the output file back for the verification's content
+  // digest while this thread writes the rest (digest-thread.ts readBack).
+  const flushed = sink.file === undefined ? 0 : sink.file.flushed - (sink.file.flushed % CHUNK_SIZE);
+  const readBack = thread !== null && digester !== null && flushed > 0 ? thread.readBack(sink.file!.path, flushed, digestAlgorithms) : null;
+  readBack?.catch(() => {}); // awaited below
+  // Without a read-back the thread's work is done: its memory goes now.
+  if (readBack === null) await thread?.close();
+  // The copy's read blocks and the small entries' inflation streams are garbage now (reclaim.ts).
+  collectBetweenPhases();
 
   if (schemes.v1) {
     const inputManifestEntry = apk.zip.getEntry(MANIFEST_ENTRY_NAME);
@@ -158,6 +170,8 @@ async function signWith(source: DataSource, sink: DataSink, options: SignApkOpti
   }
   await out.drain();
   if (out.offset > 0xffffffff) throw new SigningError('zip_unsupported', 'the signed APK would exceed 4 GiB, which needs Zip64');
+  const readBackPrefix = readBack === null ? null : await readBack;
+  await thread?.close();
 
   return {
     schemes,
@@ -169,6 +183,7 @@ async function signWith(source: DataSource, sink: DataSink, options: SignApkOpti
     entries: centralRecords.length,
     dropped: copied.dropped,
     written: copied.written,
+    readBack: readBackPrefix,
     certificate: {
       sha256: certificateSha256(certificate),
       subject: certificate.subject,

@@ -14,7 +14,7 @@
 // written digests and so always recomputes everything.
 import type { ZipEntry } from '../../zip/index.ts';
 import type { OpenedApk } from '../apk/open.ts';
-import { ChunkedDigester, type ChunkedAlgorithm } from '../content-digest.ts';
+import { ChunkedDigester, type ChunkedAlgorithm, type ContentPrefix } from '../content-digest.ts';
 import { PendingDigests } from '../sign/entry-digest.ts';
 import { SequentialReader } from '../sign/sequential-reader.ts';
 import { setEocdCentralDirectoryOffset } from '../sign/zip-records.ts';
@@ -36,6 +36,11 @@ export interface ContentPassRequest {
   readonly blockOffset: number | null;
   /** The signer's digests by entry name, used provisionally (see above) when the chunked digests cover the entries. */
   readonly written?: ReadonlyMap<string, WrittenEntryDigest>;
+  /**
+   * The chunk digests of the start of the file, read back from it by the signer (with `written`):
+   * used when no entry there needs reading for its own digest, and then only those bytes after it are read.
+   */
+  readonly prefix?: ContentPrefix;
 }
 
 export interface ContentPassResult {
@@ -49,23 +54,28 @@ export interface ContentPassResult {
 export async function digestApkContents(apk: OpenedApk, request: ContentPassRequest): Promise<ContentPassResult> {
   const pending = new PendingDigests<ZipEntry>();
   const provisional = new Map<ZipEntry, Buffer[]>();
-  const digester = request.chunked.length > 0 && request.blockOffset !== null ? new ChunkedDigester(request.chunked, { parallel: true }) : null;
-  if (digester === null && request.entries.size === 0) return { entries: new Map(), chunked: new Map(), provisional: new Set() };
+  const digestsContent = request.chunked.length > 0 && request.blockOffset !== null;
+  // What is read: the entries without a usable written digest, and the content digests' bytes.
+  const toRead = new Map<ZipEntry, readonly string[]>();
+  for (const [entry, algorithms] of request.entries) {
+    const known = digestsContent ? writtenDigest(request.written, entry, algorithms) : undefined;
+    if (known === undefined) toRead.set(entry, algorithms);
+    else provisional.set(entry, [known]);
+  }
+  const { prefix } = request;
+  const usePrefix = digestsContent && prefix !== undefined && prefix.end <= request.blockOffset! && [...toRead.keys()].every((entry) => entry.dataOffset >= prefix.end) && request.chunked.every((a) => prefix.chunks.has(a));
+  const digester = digestsContent ? new ChunkedDigester(request.chunked, { parallel: true, ...(usePrefix ? { prefix } : {}) }) : null;
+  if (digester === null && toRead.size === 0) return { entries: new Map(), chunked: new Map(), provisional: new Set() };
   // The entries section ends at the signing block (or, without one, at the central directory).
   const end = digester === null ? apk.entriesSectionEnd : request.blockOffset!;
-  const input = new SequentialReader(apk.source, 0, end);
+  const input = new SequentialReader(apk.source, usePrefix ? prefix.end : 0, end);
   const feed = async (piece: Buffer): Promise<void> => {
     digester?.update(piece);
     await digester?.ready();
   };
   for (const entry of apk.zip.entriesInFileOrder()) {
-    const algorithms = request.entries.get(entry);
+    const algorithms = toRead.get(entry);
     if (algorithms === undefined) continue;
-    const known = digester === null ? undefined : writtenDigest(request.written, entry, algorithms);
-    if (known !== undefined) {
-      provisional.set(entry, [known]);
-      continue;
-    }
     await input.take(entry.dataOffset - input.position, feed);
     const hasher = pending.hasher(entry, algorithms, { checkCrc: true });
     await input.take(entry.compressedSize, async (piece) => {

@@ -8,7 +8,7 @@ import { type ContentDigestAlgorithm } from '../algorithms.ts';
 import { isUnprotectedEntry, openApk, readManifestFacts, type ManifestFacts } from '../apk/open.ts';
 import { MAX_SDK, MAX_SIGNERS, SCHEME_ID_V2, SCHEME_ID_V3, V2_BLOCK_ID, V31_BLOCK_ID, V3_BLOCK_ID } from '../block/constants.ts';
 import { findPair } from '../block/parse.ts';
-import { isChunkedAlgorithm, type ChunkedAlgorithm } from '../content-digest.ts';
+import { isChunkedAlgorithm, type ChunkedAlgorithm, type ContentPrefix } from '../content-digest.ts';
 import { MANIFEST_ENTRY_NAME } from '../v1/entries.ts';
 import { certificateSha256, describeSigner, tryParseCertificate } from './certificates.ts';
 import { Findings, type ApkVerification, type SchemeName, type SignerReport } from './report.ts';
@@ -35,6 +35,11 @@ export interface VerifyApkOptions {
    * its own output: used only where the recomputed v2/v3 content digest proves the bytes (content-pass.ts).
    */
   readonly written?: ReadonlyMap<string, WrittenEntryDigest>;
+  /**
+   * With `written`: the chunk digests of the start of the file that the signer read back from it
+   * while it finished the APK (SignApkResult.readBack); the verifier reads only the bytes after it.
+   */
+  readonly readBack?: ContentPrefix;
 }
 
 /**
@@ -113,6 +118,7 @@ export async function verifyApk(source: DataSource, options: VerifyApkOptions = 
     chunked: digestContent ? chunkedAlgorithmsOf(checks) : [],
     blockOffset: block?.offset ?? null,
     ...(options.written === undefined ? {} : { written: options.written }),
+    ...(options.written === undefined || options.readBack === undefined ? {} : { prefix: options.readBack }),
   });
   const contentProven = digestContent && compareContentDigests(checks, pass.chunked, findings) && checks.some((c) => c.ok && c.signers.length > 0);
   if (pass.provisional.size > 0 && !contentProven) {
