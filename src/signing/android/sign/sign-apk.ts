@@ -85,24 +85,27 @@ const DIGEST_THREAD_ABOVE = 16 * 1024 * 1024;
 export async function signApk(source: DataSource, sink: DataSink, options: SignApkOptions): Promise<SignApkResult> {
   const schemes = options.schemes ?? DEFAULT_SCHEMES;
   if (!schemes.v1 && !schemes.v2 && !schemes.v3) throw new SigningError('apk_invalid', 'at least one signature scheme (v1, v2, v3) must be enabled');
-  const certificate = parseCertificate(options.identity.certificate);
-  algorithmForKey(options.identity.privateKey);
-  if (!certificate.publicKey.equals(createPublicKey(options.identity.privateKey))) {
+  const key: SigningKey = { certificate: parseCertificate(options.identity.certificate), algorithm: algorithmForKey(options.identity.privateKey) };
+  if (!key.certificate.publicKey.equals(createPublicKey(options.identity.privateKey))) {
     throw new SigningError('key_certificate_mismatch', 'the private key does not belong to the signing certificate');
   }
   // The v1 digest thread starts first, so that it loads while the APK is opened.
   const thread = schemes.v1 && source.size >= (options.digestThreadAbove ?? DIGEST_THREAD_ABOVE) ? new DigestThread() : null;
   try {
-    return await signWith(source, sink, options, schemes, thread);
+    return await signWith(source, sink, options, schemes, key, thread);
   } finally {
     await thread?.close();
   }
 }
 
-async function signWith(source: DataSource, sink: DataSink, options: SignApkOptions, schemes: ApkSchemes, thread: DigestThread | null): Promise<SignApkResult> {
+/** The signing certificate and signature algorithm, checked against the key. */
+interface SigningKey {
+  readonly certificate: X509Certificate;
+  readonly algorithm: ReturnType<typeof algorithmForKey>;
+}
+
+async function signWith(source: DataSource, sink: DataSink, options: SignApkOptions, schemes: ApkSchemes, { certificate, algorithm }: SigningKey, thread: DigestThread | null): Promise<SignApkResult> {
   const { identity } = options;
-  const certificate = parseCertificate(identity.certificate);
-  const algorithm = algorithmForKey(identity.privateKey);
   // Entries that are dropped unread do not decide whether the APK can be signed (apk/open.ts).
   const apk = await openApk(source, { discarded: isDroppedUnread });
   const minSdk = options.minSdk ?? (await readManifestFacts(apk)).minSdk;
