@@ -31,6 +31,8 @@ export async function signAndroid(request: AndroidSignRequest, input: DataSource
       ...(request.schemes === undefined ? {} : { schemes: request.schemes }),
       ...(request.minSdk === undefined ? {} : { minSdk: request.minSdk }),
       ...(env.signal === undefined ? {} : { signal: env.signal }),
+      // Verified below: part of the content digest is taken while the signer finishes.
+      readBackForVerification: true,
     });
   } finally {
     await output.close();

@@ -112,12 +112,25 @@ describe('the output read back by the digest thread', needsSharedFixtures(), () 
     const file = path.join(dir, name);
     const sink = await FileSink.create(file);
     try {
-      const result = await signApk(new BufferSource(input), sink, { identity: await testIdentity('rsa-2048'), v1SignerName: 'test', minSdk: 23, ...onThread });
+      const result = await signApk(new BufferSource(input), sink, { identity: await testIdentity('rsa-2048'), v1SignerName: 'test', minSdk: 23, readBackForVerification: true, ...onThread });
       return { file, result };
     } finally {
       await sink.close();
     }
   }
+
+  it('is taken only when the caller will verify', async () => {
+    const { bytes } = await mixedApk();
+    const dir = testOutputDir('android-digest-thread');
+    mkdirSync(dir, { recursive: true });
+    const sink = await FileSink.create(path.join(dir, 'no-read-back.apk'));
+    try {
+      const result = await signApk(new BufferSource(bytes), sink, { identity: await testIdentity('rsa-2048'), v1SignerName: 'test', minSdk: 23, ...onThread });
+      assert.equal(result.readBack, null);
+    } finally {
+      await sink.close();
+    }
+  });
 
   it('gives the chunk digests of the file\'s start, which the verifier uses and checks', async () => {
     const { bytes } = await mixedApk();
@@ -140,7 +153,7 @@ describe('the output read back by the digest thread', needsSharedFixtures(), () 
     } finally {
       await source.close();
     }
-    const inMemory = await sign(bytes, onThread);
+    const inMemory = await sign(bytes, { ...onThread, readBackForVerification: true });
     assert.equal(inMemory.result.readBack, null, 'a memory sink has no file to read back');
     assert.ok(readFileSync(file).equals(inMemory.output), 'the same bytes either way');
   });

@@ -57,6 +57,11 @@ export interface SignApkOptions {
   readonly rotation?: KeyRotation;
   /** APK size from which the v1 entry digests are taken on a thread of their own (digest-thread.ts); default 16 MiB. */
   readonly digestThreadAbove?: number;
+  /**
+   * The caller verifies the output next (verifyApk with `written`): with a digest thread and a
+   * file sink, take the content digest of the output's start meanwhile (SignApkResult.readBack).
+   */
+  readonly readBackForVerification?: boolean;
 }
 
 export interface SignApkResult {
@@ -125,7 +130,7 @@ async function signWith(source: DataSource, sink: DataSink, options: SignApkOpti
   // The thread reads the entries already in the output file back for the verification's content
   // digest while this thread writes the rest (digest-thread.ts readBack).
   const flushed = sink.file === undefined ? 0 : sink.file.flushed - (sink.file.flushed % CHUNK_SIZE);
-  const readBack = thread !== null && digester !== null && flushed > 0 ? thread.readBack(sink.file!.path, flushed, digestAlgorithms) : null;
+  const readBack = options.readBackForVerification === true && thread !== null && digester !== null && flushed > 0 ? thread.readBack(sink.file!.path, flushed, digestAlgorithms) : null;
   readBack?.catch(() => {}); // awaited below
   // Without a read-back the thread's work is done: its memory goes now.
   if (readBack === null) await thread?.close();
