@@ -13,7 +13,7 @@
 // reads rather than growing memory.
 import type { DataSource } from '../../data-source.ts';
 
-export const BLOCK = 1024 * 1024;
+const BLOCK = 1024 * 1024;
 const AHEAD = 3;
 
 /** Where the reader's blocks come from and go back to when someone else may still be reading them. */
