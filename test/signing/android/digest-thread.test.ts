@@ -3,7 +3,7 @@
 // shared blocks refilled only once the thread has given them back.
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { describe, it } from 'node:test';
 import { crc32, deflateRawSync } from 'node:zlib';
@@ -134,7 +134,10 @@ describe('the output read back by the digest thread', needsSharedFixtures(), () 
 
   it('gives the chunk digests of the file\'s start, which the verifier uses and checks', async () => {
     const { bytes } = await mixedApk();
+    const openFiles = (): number => (existsSync('/proc/self/fd') ? readdirSync('/proc/self/fd').length : 0);
+    const before = openFiles();
     const { file, result } = await signToFile(bytes, 'read-back.apk');
+    assert.equal(openFiles(), before, 'the handle the thread read the output through is closed');
     const readBack = result.readBack;
     assert.ok(readBack !== null, 'a file sink and a thread: the start of the output is read back');
     assert.ok(readBack.end > 0 && readBack.end % MiB === 0, `whole chunks (${readBack.end})`);

@@ -19,6 +19,7 @@
 // the output would otherwise take afterwards (readBack; SPECIFICATION.md §8 says why the proof
 // holds). A thread costs ~30 ms of CPU to start and ~12 MB while it runs, so only large APKs use
 // one (sign-apk.ts); it exits before the output is verified.
+import { closeSync, openSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import { SigningError } from '../../errors.ts';
 import type { DigestMessage, DigestWorkMessage, PieceOp } from './digest-worker.ts';
@@ -57,6 +58,8 @@ export class DigestThread implements BlockLease, EntryDigestPass {
   private readonly result: Promise<Buffer[]>;
   private rejectResult: (error: unknown) => void = () => {};
   private reading: { end: number; resolve: (prefix: ContentPrefix) => void; reject: (error: unknown) => void } | null = null;
+  // The output file, opened here for the thread's read-back and closed here once it has stopped.
+  private readFd: number | null = null;
 
   /** Starts the thread at once, so that it loads while the caller opens the APK; `start` gives it the entries. */
   constructor() {
@@ -144,7 +147,8 @@ export class DigestThread implements BlockLease, EntryDigestPass {
     if (this.failure !== null) return Promise.reject(this.failure);
     if (this.reading !== null) throw new Error('internal: one read-back at a time on the digest thread');
     const done = new Promise<ContentPrefix>((resolve, reject) => (this.reading = { end, resolve, reject }));
-    this.post({ kind: 'readBack', path, end, algorithms: [...algorithms] });
+    this.readFd = openSync(path, 'r');
+    this.post({ kind: 'readBack', fd: this.readFd, end, algorithms: [...algorithms] });
     return done;
   }
 
@@ -152,6 +156,9 @@ export class DigestThread implements BlockLease, EntryDigestPass {
   async close(): Promise<void> {
     this.fail(new Error('the v1 digest thread was stopped'));
     await this.worker.terminate();
+    // Only now: the thread may have been reading through it until it stopped.
+    if (this.readFd !== null) closeSync(this.readFd);
+    this.readFd = null;
   }
 
   private blockOf(bytes: Buffer): number {

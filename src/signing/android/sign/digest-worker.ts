@@ -4,7 +4,7 @@
 // once every piece in it has been taken in: the hasher has hashed it or copied it. At the end the
 // digests go back in one message, in entry order; the first failure is posted instead. Then it
 // may be asked to read the start of the output file back and take its v2/v3 chunk digests.
-import { closeSync, openSync, readSync } from 'node:fs';
+import { readSync } from 'node:fs';
 import { parentPort } from 'node:worker_threads';
 import { SigningError, type SigningErrorCode } from '../../errors.ts';
 import { collectBetweenPhases } from '../../reclaim.ts';
@@ -19,7 +19,7 @@ export type DigestWorkMessage =
   | { kind: 'entries'; entries: HashedEntry[]; algorithm: string }
   | { kind: 'ops'; blocks: [number, SharedArrayBuffer][]; ops: PieceOp[]; block: number }
   | { kind: 'end' }
-  | { kind: 'readBack'; path: string; end: number; algorithms: ChunkedAlgorithm[] };
+  | { kind: 'readBack'; fd: number; end: number; algorithms: ChunkedAlgorithm[] };
 
 /** What the thread posts. */
 export type DigestMessage =
@@ -55,7 +55,7 @@ async function handle(message: DigestWorkMessage): Promise<void> {
     }
     if (message.block !== -1) post({ kind: 'returned', block: message.block });
   } else if (message.kind === 'readBack') {
-    post({ kind: 'readBack', chunks: readBack(message.path, message.end, message.algorithms) });
+    post({ kind: 'readBack', chunks: readBack(message.fd, message.end, message.algorithms) });
   } else {
     // The main thread's read blocks are not lent any more.
     blocks.clear();
@@ -70,23 +70,21 @@ async function handle(message: DigestWorkMessage): Promise<void> {
   }
 }
 
-/** The chunk digests of the file's first `end` bytes (whole chunks), read with this thread's own handle. */
-function readBack(path: string, end: number, algorithms: readonly ChunkedAlgorithm[]): [ChunkedAlgorithm, Uint8Array[]][] {
+/**
+ * The chunk digests of the file's first `end` bytes (whole chunks), read through `fd`, which the
+ * main thread opened and closes (a thread that is stopped runs no cleanup of its own).
+ */
+function readBack(fd: number, end: number, algorithms: readonly ChunkedAlgorithm[]): [ChunkedAlgorithm, Uint8Array[]][] {
   const chunks = algorithms.map((algorithm): [ChunkedAlgorithm, Uint8Array[]] => [algorithm, []]);
   const buffer = Buffer.allocUnsafe(CHUNK_SIZE);
-  const fd = openSync(path, 'r');
-  try {
-    for (let offset = 0; offset < end; offset += CHUNK_SIZE) {
-      let filled = 0;
-      while (filled < CHUNK_SIZE) {
-        const read = readSync(fd, buffer, filled, CHUNK_SIZE - filled, offset + filled);
-        if (read === 0) throw new Error(`the output ends before ${end} bytes, which were written`);
-        filled += read;
-      }
-      for (const [algorithm, digests] of chunks) digests.push(chunkDigest(algorithm, buffer));
+  for (let offset = 0; offset < end; offset += CHUNK_SIZE) {
+    let filled = 0;
+    while (filled < CHUNK_SIZE) {
+      const read = readSync(fd, buffer, filled, CHUNK_SIZE - filled, offset + filled);
+      if (read === 0) throw new Error(`the output ends before ${end} bytes, which were written`);
+      filled += read;
     }
-  } finally {
-    closeSync(fd);
+    for (const [algorithm, digests] of chunks) digests.push(chunkDigest(algorithm, buffer));
   }
   return chunks;
 }
