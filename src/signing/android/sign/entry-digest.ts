@@ -218,8 +218,6 @@ export interface EntryDigestPass {
   /** All of the entry has been given (an empty entry gets no `update`). */
   end(index: number): void | Promise<void>;
   all(): Promise<Buffer[]>;
-  /** Frees what the pass holds when the signing stops early. */
-  close(): Promise<void>;
 }
 
 /** v1 digests hashed on the calling thread, with the CRC-32 checked (the signer's small-APK path). */
@@ -254,6 +252,4 @@ export class InProcessDigests implements EntryDigestPass {
   async digests(): Promise<Map<number, Buffer>> {
     return new Map([...(await this.pending.all())].map(([index, [digest]]) => [index, digest!]));
   }
-
-  async close(): Promise<void> {}
 }

@@ -31,7 +31,7 @@ import { digestAlgorithmsFor, prepareRotation, schemePairs, type KeyRotation } f
 import { DigestThread } from './digest-thread.ts';
 import { InProcessDigests, type EntryDigestPass } from './entry-digest.ts';
 import { OutputWriter } from './output.ts';
-import { SequentialReader } from './sequential-reader.ts';
+import { SequentialReader, type BlockLease } from './sequential-reader.ts';
 import { describeDeflated, modifiedEocd, newCentralRecord, newLocalHeader, setEocdCentralDirectoryOffset } from './zip-records.ts';
 
 export interface ApkSchemes {
@@ -125,12 +125,13 @@ async function signWith(source: DataSource, sink: DataSink, options: SignApkOpti
   const out = new OutputWriter(sink, digester);
 
   const digests = v1Digest === null ? null : (thread ?? new InProcessDigests());
-  const copied = await copyEntries(apk, out, v1Digest, digests, options.libraryPageAlignment ?? 4096, options.signal);
+  const copied = await copyEntries(apk, out, v1Digest, digests, thread, options.libraryPageAlignment ?? 4096, options.signal);
   const centralRecords = copied.centralRecords;
   // The thread reads the entries already in the output file back for the verification's content
   // digest while this thread writes the rest (digest-thread.ts readBack).
-  const flushed = sink.file === undefined ? 0 : sink.file.flushed - (sink.file.flushed % CHUNK_SIZE);
-  const readBack = options.readBackForVerification === true && thread !== null && digester !== null && flushed > 0 ? thread.readBack(sink.file!.path, flushed, digestAlgorithms) : null;
+  const file = sink.file;
+  const flushed = file === undefined ? 0 : file.flushed - (file.flushed % CHUNK_SIZE);
+  const readBack = options.readBackForVerification === true && thread !== null && digester !== null && flushed > 0 ? thread.readBack(file!.path, flushed, digestAlgorithms) : null;
   readBack?.catch(() => {}); // awaited below
   // Without a read-back the thread's work is done: its memory goes now.
   if (readBack === null) await thread?.close();
@@ -219,7 +220,8 @@ interface CopyResult {
  * hashing) took 0.46-0.58 s CPU and 1.2-1.4 s wall; the whole of signApk with v2+v3 (this loop
  * hashing as it copies, v1 off) 0.41-0.43 s CPU and ~1.0 s wall.
  */
-async function copyEntries(apk: OpenedApk, out: OutputWriter, v1Digest: JarDigest | null, digests: EntryDigestPass | null, libraryPageAlignment: number, signal: AbortSignal | undefined): Promise<CopyResult> {
+/** `lease`: the digest thread, when `digests` is it, lends itself the reader's blocks. */
+async function copyEntries(apk: OpenedApk, out: OutputWriter, v1Digest: JarDigest | null, digests: EntryDigestPass | null, lease: BlockLease | null, libraryPageAlignment: number, signal: AbortSignal | undefined): Promise<CopyResult> {
   const { zip } = apk;
   const kept = zip.entriesInFileOrder().filter((entry) => !isDroppedOnResign(entry.name));
   digests?.start(kept, v1Digest!);
@@ -229,7 +231,7 @@ async function copyEntries(apk: OpenedApk, out: OutputWriter, v1Digest: JarDiges
   const newRecords = new Map<ZipEntry, Buffer>();
   let dosDate = -1;
   let dosTime = -1;
-  const input = new SequentialReader(apk.source, 0, apk.entriesSectionEnd, digests instanceof DigestThread ? digests : null);
+  const input = new SequentialReader(apk.source, 0, apk.entriesSectionEnd, lease);
   const write = (piece: Buffer): Promise<void> => out.write(piece);
   for (const entry of zip.entriesInFileOrder()) {
     signal?.throwIfAborted();
