@@ -147,6 +147,8 @@ interface CertSpec {
   ocspUrl?: string;
   /** Extended key usage of a leaf (default: code signing). */
   extendedKeyUsage?: string;
+  /** The serial's magnitude (default: 8 random bytes, top bit clear). */
+  serial?: Buffer;
 }
 
 function keyId(publicKey: KeyObject): Buffer {
@@ -162,8 +164,8 @@ function signatureAlgorithm(key: KeyObject): Buffer {
 function makeCertificate(spec: CertSpec): Buffer {
   const publicKey = createPublicKey(spec.key);
   const issuer = spec.issuer ?? { subject: spec.subject, key: spec.key, publicKey };
-  const serial = randomBytes(8);
-  serial[0] = (serial[0] ?? 0) & 0x7f;
+  const serial = spec.serial ?? randomBytes(8);
+  if (spec.serial === undefined) serial[0] = (serial[0] ?? 0) & 0x7f;
   const extensions = [
     extension('2.5.29.19', true, spec.ca ? seq(tlv(0x01, Buffer.from([0xff]))) : seq()),
     // keyUsage: CA = keyCertSign|cRLSign, leaf = digitalSignature
@@ -414,10 +416,13 @@ function buildProfilePlist(options: ProfileOptions, defaultCertificate: Buffer):
 
 /**
  * A self-signed certificate with any subject, for tests of name handling. `subject` lists
- * [type, value] pairs in DER order; types are CN, OU, O, C, UID or a dotted OID.
+ * [type, value] pairs in DER order; types are CN, OU, O, C, UID or a dotted OID. `serial` is the
+ * serial's magnitude, encoded as a positive DER INTEGER (a 0x00 goes before a top bit that is set).
  */
-export function selfSignedCertificate(subject: Array<[string, string]>, key: KeyObject = testPki().androidRsa.privateKey): Buffer {
-  return makeCertificate({ subject, key, notBefore: new Date(Date.UTC(2020, 0, 1)), notAfter: new Date(Date.UTC(2040, 0, 1)), ca: false });
+export function selfSignedCertificate(subject: Array<[string, string]>, key: KeyObject = testPki().androidRsa.privateKey, serial?: Buffer): Buffer {
+  const spec: CertSpec = { subject, key, notBefore: new Date(Date.UTC(2020, 0, 1)), notAfter: new Date(Date.UTC(2040, 0, 1)), ca: false };
+  if (serial !== undefined) spec.serial = serial;
+  return makeCertificate(spec);
 }
 
 /** PEM of a DER certificate (exported for tests that feed PEM inputs). */

@@ -95,7 +95,7 @@ function describeParsed(der: Buffer): CertificateInfo {
   const info: CertificateInfo = {
     subject: rfc4514(cert.subject),
     issuer: rfc4514(cert.issuer),
-    serialNumber: bufferOf(cert.serialNumber.valueBlock.valueHexView).toString('hex').toUpperCase(),
+    serialNumber: serialHex(bufferOf(cert.serialNumber.valueBlock.valueHexView)),
     notBefore: cert.notBefore.value,
     notAfter: cert.notAfter.value,
     sha1: createHash('sha1').update(der).digest('hex').toUpperCase(),
@@ -132,6 +132,16 @@ function describeParsed(der: Buffer): CertificateInfo {
 }
 
 /** True when `at` is past notAfter (or before notBefore). */
+/**
+ * The serial as Keychain and `openssl x509 -serial` print it: the DER INTEGER's content without the
+ * 0x00 that X.690 §8.3.2 puts before a positive value whose first byte has its top bit set (about
+ * half of all random serials, Apple's included), and still an even number of digits.
+ */
+function serialHex(content: Buffer): string {
+  const positive = content.length > 1 && content[0] === 0 && ((content[1] ?? 0) & 0x80) !== 0 ? content.subarray(1) : content;
+  return positive.toString('hex').toUpperCase();
+}
+
 export function isExpired(certificate: Buffer | CertificateInfo, at: Date = new Date()): boolean {
   const info = Buffer.isBuffer(certificate) ? describeCertificate(certificate) : certificate;
   return at.getTime() > info.notAfter.getTime() || at.getTime() < info.notBefore.getTime();

@@ -68,6 +68,14 @@ describe('describeCertificate', () => {
     assert.equal(info.subjectCommonName, ' padded\\name ');
   });
 
+  it('serial numbers print as openssl prints them: no DER sign byte, an even number of digits', () => {
+    // A7… has its top bit set, so DER stores 00 A7 …; 0A… would lose a digit to a careless trim.
+    for (const hex of ['A70A54BDB2D42A', '80', '0A70A54BDB2D42', '01', '7F', '00']) {
+      const der = selfSignedCertificate([['CN', `serial ${hex}`]], undefined, Buffer.from(hex, 'hex'));
+      assert.equal(describeCertificate(der).serialNumber, opensslFacts(der).serial, hex);
+    }
+  });
+
   it('garbage is certificate_invalid', () => {
     for (const bad of [Buffer.alloc(0), Buffer.from('hello'), pki.leaf.certificate.subarray(0, 100), Buffer.from('3000', 'hex')]) {
       assert.throws(() => describeCertificate(bad), (e: unknown) => e instanceof SigningError && e.code === 'certificate_invalid');
