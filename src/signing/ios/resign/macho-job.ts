@@ -71,11 +71,9 @@ export function signOptionsOf(job: Omit<MachOJob, 'bytes'>): SignMachOOptions {
   };
 }
 
-/**
- * Signs one file. `fileDigests`: whether to take the signed file's whole-file digests here (a
- * sealed job's, by default); a caller that takes them elsewhere passes false and fills them in.
- */
-export function runMachOJob(job: MachOJob, fileDigests = job.sealed ?? true): MachOJobResult {
+/** Signs one file, and takes the signed file's whole-file digests when a parent bundle seals it. */
+export function runMachOJob(job: MachOJob): MachOJobResult {
+  const fileDigests = job.sealed ?? true;
   const input = Buffer.from(job.bytes.buffer, job.bytes.byteOffset, job.bytes.byteLength);
   const signed = signMachO(input, signOptionsOf(job));
   const sha1 = createHash('sha1');

@@ -118,17 +118,6 @@ export function recordOf(bytes: Uint8Array): Extract<FileRecord, { kind: 'file' 
   return { kind: 'file', sha1: createHash('sha1').update(bytes).digest(), sha256: createHash('sha256').update(bytes).digest() };
 }
 
-/**
- * recordOf on libuv's pool (WebCrypto digests run there): for a file of megabytes, the calling
- * thread goes on meanwhile. It pays a copy of the bytes, a tenth of hashing them twice.
- */
-export async function recordOffThread(bytes: Uint8Array): Promise<Extract<FileRecord, { kind: 'file' }>> {
-  // (WebCrypto takes no views of shared memory; the files read here are never in any.)
-  const data = bytes as Uint8Array<ArrayBuffer>;
-  const [sha1, sha256] = await Promise.all([crypto.subtle.digest('SHA-1', data), crypto.subtle.digest('SHA-256', data)]);
-  return { kind: 'file', sha1: Buffer.from(sha1), sha256: Buffer.from(sha256) };
-}
-
 // ---- re-signer: sniff first, then hash while signing ------------------------------------------
 
 /**

@@ -15,7 +15,7 @@ import { parseProvisioningProfile } from '../profile/index.ts';
 import { existingEntitlements, isSignableCode, signerCertificate } from '../resign/existing-signature.ts';
 import { readMachO } from '../resign/read-macho.ts';
 import { PathIndex } from '../resign/path-index.ts';
-import { filesUnder, isInDsym, recordOffThread, scanEntries, type ScanResult } from '../resign/scan.ts';
+import { filesUnder, isInDsym, recordOf, scanEntries, type ScanResult } from '../resign/scan.ts';
 import { profileProblems } from './profile-checks.ts';
 import { streamCode, type StreamedCode } from './stream-code.ts';
 import type { BundleVerification, CodeVerification, IpaVerification } from './report.ts';
@@ -99,7 +99,6 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
     streamedFiles.set(entry, streamed);
   }
   let held = 0;
-  const digests: Array<Promise<void>> = [];
   try {
     for (const entry of codeFiles) {
       // The previous file (up to the size of the executable) is garbage now: free it early.
@@ -117,8 +116,8 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
       let bytes = streamed?.standIn ?? (await (pending ?? readMachO(zip, entry)));
       held = streamed === undefined ? bytes.length : 0;
       if (sealed && streamed?.record !== undefined) records.set(entry.name, streamed.record);
-      // Hashed whole on the pool while this thread checks the signature (needed only for the seals, below).
-      else if (sealed) digests.push(recordOffThread(bytes).then((record) => void records.set(entry.name, record)));
+      // Its digests, for the seals checked below (hashed here: WebCrypto on the pool would copy it twice).
+      else if (sealed) records.set(entry.name, recordOf(bytes));
       if (!isSignableCode(bytes) || isInDsym(entry.name)) continue;
       const main = mains.get(entry.name);
       const bundle = main ?? owningBundle(layout, entry.name);
@@ -144,10 +143,9 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
         if (isProvisioned(main)) await checkProfile(zip, main, bytes, report, now);
       }
     }
-    await Promise.all(digests);
   } finally {
     stopped = true;
-    await Promise.allSettled([previous, ...digests]);
+    await previous.catch(() => {});
   }
   // Every file has its digest now: each bundle's seal is checked against the files under it.
   const paths = new PathIndex(records.keys());
