@@ -2,7 +2,8 @@
 // size and zip-bomb bounds enforced while streaming (no entry is ever held whole unless asked).
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
-import { constants as zlibConstants, crc32, createInflateRaw, inflateRaw, inflateRawSync } from 'node:zlib';
+import { crc32Noted } from './chunk-crc.ts';
+import { constants as zlibConstants, createInflateRaw, inflateRaw, inflateRawSync } from 'node:zlib';
 import type { DataSource } from '../data-source.ts';
 import { SigningError } from '../errors.ts';
 import type { ZipEntry } from './entry.ts';
@@ -61,7 +62,7 @@ export async function* readContentChunks(source: DataSource, entry: EntryLocatio
     if (produced > entry.uncompressedSize) {
       throw new SigningError(produced > limits.maxEntryUncompressedSize ? 'zip_bomb' : 'zip_invalid', `entry ${quoted} inflates to more than its declared ${entry.uncompressedSize} bytes`, { details: { name: entry.name } });
     }
-    crc = crc32(chunk, crc);
+    crc = crc32Noted(chunk, crc);
   };
 
   if (entry.method === METHOD_STORED) {

@@ -6,6 +6,7 @@ import { promisify } from 'node:util';
 import { crc32, createDeflateRaw, deflateRaw } from 'node:zlib';
 import type { DataSink } from '../data-sink.ts';
 import { SigningError } from '../errors.ts';
+import { knownChunkCrc } from './chunk-crc.ts';
 import { crc32Combine } from './crc32-combine.ts';
 import { deflatePieces, storedBlocks, type DeflatePiecesOptions } from './deflate-pieces.ts';
 import { alignedExtra, defaultAlignment, type AlignmentPolicy } from './alignment.ts';
@@ -207,7 +208,9 @@ async function streamBody(sink: DataSink, data: AsyncIterable<Buffer>, method: n
   let size = 0;
   let compressedSize = 0;
   const count = (chunk: Buffer): void => {
-    crc = size >= skip ? crc32(chunk, crc) : chunk.length > skip - size ? crc32(chunk.subarray(skip - size), crc) : crc;
+    const known = size >= skip ? knownChunkCrc(chunk) : undefined;
+    if (known !== undefined) crc = crc32Combine(crc, known, chunk.length);
+    else crc = size >= skip ? crc32(chunk, crc) : chunk.length > skip - size ? crc32(chunk.subarray(skip - size), crc) : crc;
     size += chunk.length;
   };
   if (method === METHOD_DEFLATED && pieces !== undefined) {

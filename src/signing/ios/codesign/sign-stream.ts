@@ -144,7 +144,8 @@ export function streamingSigner(stream: MachOStream, options: SignMachOOptions, 
           if (leading !== undefined && position > codeEnd) keepSignature(standIn, chunk, from, codeEnd);
           continue;
         }
-        const code = chunk.subarray(start - from, end - from);
+        // The whole chunk, when it is all code: a writer may know its CRC-32 already (zip/chunk-crc.ts).
+        const code = start === from && end === position ? chunk : chunk.subarray(start - from, end - from);
         if (leading === undefined) yield emit(code);
         else {
           // Bytes below `leading` wait for the header; the rest are hashed now.

@@ -9,9 +9,10 @@
 // executable that is ~80 reads and zlib calls instead of ~1,300 (each a trip through the pool),
 // with the same checks (declared size, CRC-32, corrupt data as zip_invalid).
 import { once } from 'node:events';
-import { constants as zlib, crc32, createInflateRaw } from 'node:zlib';
+import { constants as zlib, createInflateRaw } from 'node:zlib';
 import { SigningError } from '../../errors.ts';
 import { METHOD_STORED, type ZipEntry, type ZipReader } from '../../zip/index.ts';
+import { crc32Noted } from '../../zip/chunk-crc.ts';
 import type { MachOStreamInput } from '../codesign/sign-stream.ts';
 
 const STEP = 1024 * 1024;
@@ -74,7 +75,7 @@ async function* inflatedChunks(zip: ZipReader, entry: ZipEntry, checkCrc = true)
       produced += chunk.length;
       // APPNOTE 4.4.9: the declared size is exact (and passed the reader's bomb limits at open).
       if (produced > entry.uncompressedSize) throw new SigningError('zip_invalid', `entry ${quoted} inflates to more than its declared ${entry.uncompressedSize} bytes`, { details: { name: entry.name } });
-      if (checkCrc) crc = crc32(chunk, crc);
+      if (checkCrc) crc = crc32Noted(chunk, crc);
       yield chunk;
     }
   } catch (error) {
