@@ -21,7 +21,8 @@ const MiB = 1024 * 1024;
 /**
  * golden-aligned-in.apk plus entries that go to the thread (16 KiB and more) between small ones
  * that stay on the main thread: deflated random bytes over several read blocks, a compressible
- * deflated file, stored data, and an empty entry.
+ * deflated file, stored data, and an empty entry; and a second large deflated entry, which the
+ * main thread inflates beside the thread (large deflated entries alternate between them).
  */
 async function mixedApk(): Promise<{ bytes: Buffer; offsets: Map<string, number> }> {
   const input = new BufferSource(readFileSync(apksigFixture('golden/golden-aligned-in.apk')));
@@ -38,6 +39,7 @@ async function mixedApk(): Promise<{ bytes: Buffer; offsets: Map<string, number>
   await deflated('assets/text.txt', Buffer.from(randomBytes(768 * 1024).toString('hex')));
   await writer.addEntry('assets/stored.bin', randomBytes(2 * MiB + 7), { method: 'stored' });
   await writer.addEntry('assets/empty.bin', Buffer.alloc(0), { method: 'stored' });
+  await deflated('assets/random2.bin', randomBytes(2 * MiB + 5));
   await writer.addEntry('assets/edge.bin', randomBytes(16 * 1024), { method: 'stored' });
   writer.finishEntries();
   await writer.writeTail();
@@ -75,14 +77,16 @@ describe('v1 digests on a thread of their own', needsSharedFixtures(), () => {
     assert.equal(report.verified, true, JSON.stringify(report.errors));
   });
 
-  it('refuse a large entry whose deflate data is corrupt, as the in-process path does', async () => {
-    const { bytes, offsets } = await mixedApk();
-    const at = offsets.get('assets/random.bin')! + 2 * MiB;
-    bytes.fill(0xa5, at, at + 4096);
-    const here = await sign(bytes, inProcess).catch((error: unknown) => error);
-    await assert.rejects(sign(bytes, onThread), zipInvalidNaming('assets/random.bin'));
-    await assert.rejects(sign(bytes, onThread), (error) => (error as Error).message === (here as Error).message);
-  });
+  for (const [name, side] of [['assets/random.bin', 'the thread'], ['assets/random2.bin', 'the main thread']] as const) {
+    it(`refuse a large entry whose deflate data is corrupt, inflated by ${side}, as the in-process path does`, async () => {
+      const { bytes, offsets } = await mixedApk();
+      const at = offsets.get(name)! + MiB + 4096;
+      bytes.fill(0xa5, at, at + 4096);
+      const here = await sign(bytes, inProcess).catch((error: unknown) => error);
+      await assert.rejects(sign(bytes, onThread), zipInvalidNaming(name));
+      await assert.rejects(sign(bytes, onThread), (error) => (error as Error).message === (here as Error).message);
+    });
+  }
 
   it('refuse a large stored entry that fails its CRC-32', async () => {
     const { bytes, offsets } = await mixedApk();

@@ -38,11 +38,18 @@ export interface HashedEntry {
   readonly crc32: number;
 }
 
+/** Whether an entry's digest completes on libuv's pool after its last bytes (a large deflated entry, inflated by a stream). */
+export function inflatesInBackground(entry: HashedEntry): boolean {
+  return entry.method !== 0 && !(entry.compressedSize <= SMALL_COMPRESSED && entry.uncompressedSize <= SMALL_UNCOMPRESSED);
+}
+
 export class EntryContentHasher {
   private readonly entry: HashedEntry;
   private readonly hashes: Hash[];
   private readonly deflated: boolean;
   private readonly small: boolean;
+  /** See inflatesInBackground. */
+  readonly background: boolean;
   private readonly checkCrc: boolean;
   private crc = 0;
   // A small deflated entry's raw bytes, gathered for one inflation call.
@@ -65,12 +72,8 @@ export class EntryContentHasher {
     this.hashes = algorithms.map((algorithm) => createHash(algorithm));
     this.deflated = entry.method !== 0;
     this.small = entry.compressedSize <= SMALL_COMPRESSED && entry.uncompressedSize <= SMALL_UNCOMPRESSED;
+    this.background = inflatesInBackground(entry);
     this.checkCrc = options.checkCrc ?? false;
-  }
-
-  /** True when the digest completes on the thread pool after the last update (a large deflated entry). */
-  get background(): boolean {
-    return this.deflated && !this.small;
   }
 
   /** The entry's raw (stored or deflated) bytes, in order; `raw` may be reused once the promise settles. */
