@@ -12,15 +12,19 @@ import { constants as zlibConstants, crc32, createInflateRaw, inflateRawSync, ty
 import { SigningError } from '../../errors.ts';
 import { droppedBuffers, droppedOneShotOutput } from '../../reclaim.ts';
 
-// Inflated bytes per step on the pool (each step is one job and one callback on the main thread).
-// Below bin/signet's malloc mmap threshold (256 KiB), so the output buffers come from the heap
-// and are reused rather than mapped and faulted in afresh (measured with bench/apk.ts: 512 KiB
-// cost ~0.1 s of page faults; fewer callbacks did not make up for it).
+// Inflated bytes per step on the pool (each step is one job and one callback on the thread that
+// hashes them). With a 256 KiB malloc mmap threshold, 512 KiB steps cost ~0.1 s of page faults;
+// under bin/signet's 4 MiB threshold they cost memory instead: `signet sign` of bench:apk,
+// 12 alternating pairs, 0.965 against 0.980 s but 114.4 against 111.1 MiB of peak RSS (256 KiB:
+// 0.975 s, 111.6 MiB).
 const INFLATE_CHUNK = 128 * 1024;
-// Compressed bytes queued for one inflater before its writer waits.
-const INFLATE_QUEUE = 1024 * 1024;
-// Size of the copy buffers that hold an entry's raw bytes until zlib consumed them (the reader's block).
-const INFLATE_COPY = 1024 * 1024;
+// Compressed bytes queued for one inflater before its writer waits, and the size of the copies
+// that hold them until zlib has consumed them (the reader's blocks are reused meanwhile). Half a
+// MiB rather than one: the same time on bench:apk (12 alternating pairs, 0.995 s both ways) and
+// 3 MiB less peak RSS (110.4 against 113.4 MiB), the two sides of a shared dex phase
+// (digest-thread.ts SHARED) each holding less.
+const INFLATE_QUEUE = 512 * 1024;
+const INFLATE_COPY = 512 * 1024;
 // Entries inflating in the background at once (each pins up to INFLATE_QUEUE of input).
 const BACKGROUND_LIMIT = 2;
 // Deflated entries this small (both ways) are inflated in one call rather than streamed: a
