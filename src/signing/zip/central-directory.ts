@@ -42,19 +42,23 @@ export async function readCentralDirectory(source: DataSource, offset: number, s
   const end = offset + size;
   let window: Buffer = Buffer.alloc(0);
   let windowStart = offset;
-  const view = async (pos: number, length: number): Promise<Buffer> => {
+  // Records are sliced from the window without a promise each; a read happens only when a record
+  // runs past the window (a few times per MiB of directory).
+  const inWindow = (pos: number, length: number): boolean => {
     if (pos + length > end) throw new SigningError('zip_invalid', `central directory record ${records.length} runs past the end of the central directory`);
-    if (pos < windowStart || pos + length > windowStart + window.length) {
-      windowStart = pos;
-      window = await source.read(pos, Math.min(end - pos, Math.max(length, WINDOW)));
-    }
-    return window.subarray(pos - windowStart, pos - windowStart + length);
+    return pos >= windowStart && pos + length <= windowStart + window.length;
   };
+  const refill = async (pos: number, length: number): Promise<void> => {
+    windowStart = pos;
+    window = await source.read(pos, Math.min(end - pos, Math.max(length, WINDOW)));
+  };
+  const view = (pos: number, length: number): Buffer => window.subarray(pos - windowStart, pos - windowStart + length);
 
   const records: CentralRecord[] = [];
   let pos = offset;
   for (let index = 0; index < count; index++) {
-    const fixed = await view(pos, CENTRAL_HEADER_SIZE);
+    if (!inWindow(pos, CENTRAL_HEADER_SIZE)) await refill(pos, CENTRAL_HEADER_SIZE);
+    const fixed = view(pos, CENTRAL_HEADER_SIZE);
     if (fixed.readUInt32LE(0) !== CENTRAL_HEADER_SIGNATURE) {
       throw new SigningError('zip_invalid', `central directory record ${index} at ${pos} has no signature (APPNOTE 4.3.12)`);
     }
@@ -62,19 +66,19 @@ export async function readCentralDirectory(source: DataSource, offset: number, s
     const extraLength = fixed.readUInt16LE(30);
     const commentLength = fixed.readUInt16LE(32);
     const total = CENTRAL_HEADER_SIZE + nameLength + extraLength + commentLength;
+    if (!inWindow(pos, total)) await refill(pos, total);
     // Copy: the record outlives the window it was read through.
-    const record = Buffer.from(await view(pos, total));
+    const record = Buffer.from(view(pos, total));
     const flags = record.readUInt16LE(8);
     const nameBytes = record.subarray(CENTRAL_HEADER_SIZE, CENTRAL_HEADER_SIZE + nameLength);
     const extra = record.subarray(CENTRAL_HEADER_SIZE + nameLength, CENTRAL_HEADER_SIZE + nameLength + extraLength);
     const { fields } = parseExtraFields(extra);
-    const what = `central directory record ${index}`;
     const values = applyZip64(fields, {
       compressedSize: record.readUInt32LE(20),
       uncompressedSize: record.readUInt32LE(24),
       localHeaderOffset: record.readUInt32LE(42),
       diskNumber: record.readUInt16LE(34),
-    }, what);
+    }, () => `central directory record ${index}`);
     if (values.diskNumber !== 0) throw new SigningError('zip_unsupported', 'multi-disk (spanned) zip archives are not supported');
     records.push({
       index,

@@ -49,14 +49,20 @@ export function checkRecords(records: readonly CentralRecord[], limits: ZipLimit
   let total = 0;
   for (const record of records) {
     const leniency = leniencies[record.index]!;
-    judge(leniency, 'content', () => checkReadable(record));
-    judge(leniency, 'extraction', () => checkSafeName(record.name));
+    // A kept entry (most of them) is checked directly, without a closure per check.
+    if (leniency === null) {
+      checkReadable(record);
+      checkSafeName(record.name);
+    } else {
+      judge(leniency, 'content', () => checkReadable(record));
+      judge(leniency, 'extraction', () => checkSafeName(record.name));
+    }
 
-    const quoted = JSON.stringify(record.name);
+    const quoted = (): string => JSON.stringify(record.name);
     // apksig ApkSigner.parseZipCentralDirectory refuses the same name twice whatever the entry
     // ("Multiple ZIP entries with the same name"), so exact duplicates are refused for all.
     if (exactNames.has(record.name)) {
-      throw new SigningError('zip_duplicate_entry', `entries ${quoted} and ${quoted} name the same path`, { details: { name: record.name } });
+      throw new SigningError('zip_duplicate_entry', `entries ${quoted()} and ${quoted()} name the same path`, { details: { name: record.name } });
     }
     exactNames.add(record.name);
     const key = duplicateKey(record.name);
@@ -65,13 +71,14 @@ export function checkRecords(records: readonly CentralRecord[], limits: ZipLimit
       seen.set(key, record);
     } else {
       // Two spellings of one path matter to an extractor only when both are extracted.
-      const clash = new SigningError('zip_duplicate_entry', `entries ${JSON.stringify(previous.name)} and ${quoted} name the same path`, { details: { name: record.name } });
+      const clash = new SigningError('zip_duplicate_entry', `entries ${JSON.stringify(previous.name)} and ${quoted()} name the same path`, { details: { name: record.name } });
       const blamed = leniency ?? leniencies[previous.index]!;
       if (blamed === null) throw clash;
       blamed.tolerated.push(clash);
       if (leniency === null) seen.set(key, record);
     }
-    judge(leniency, 'content', () => checkDeclaredSize(record, limits));
+    if (leniency === null) checkDeclaredSize(record, limits);
+    else judge(leniency, 'content', () => checkDeclaredSize(record, limits));
     // A discarded entry is never inflated, so it does not count towards the archive's total.
     if (leniency !== null) continue;
     total += record.uncompressedSize;
@@ -84,17 +91,17 @@ export function checkRecords(records: readonly CentralRecord[], limits: ZipLimit
 
 /** What reading the entry's data needs: no encryption, a supported method, consistent stored sizes. */
 function checkReadable(record: CentralRecord): void {
-  const quoted = JSON.stringify(record.name);
+  const quoted = (): string => JSON.stringify(record.name);
   // APPNOTE 4.4.4 bits 0, 6, 13: traditional, strong and central-directory encryption.
   if ((record.flags & (FLAG_ENCRYPTED | FLAG_STRONG_ENCRYPTION | FLAG_MASKED_HEADERS)) !== 0) {
-    throw new SigningError('zip_unsupported', `entry ${quoted} is encrypted`, { details: { name: record.name } });
+    throw new SigningError('zip_unsupported', `entry ${quoted()} is encrypted`, { details: { name: record.name } });
   }
   // APPNOTE 4.4.5: only 0 (stored) and 8 (deflated) are read.
   if (record.method !== METHOD_STORED && record.method !== METHOD_DEFLATED) {
-    throw new SigningError('zip_unsupported', `entry ${quoted} uses compression method ${record.method}`, { details: { name: record.name, method: record.method } });
+    throw new SigningError('zip_unsupported', `entry ${quoted()} uses compression method ${record.method}`, { details: { name: record.name, method: record.method } });
   }
   if (record.method === METHOD_STORED && record.compressedSize !== record.uncompressedSize) {
-    throw new SigningError('zip_invalid', `stored entry ${quoted} has different compressed and uncompressed sizes`);
+    throw new SigningError('zip_invalid', `stored entry ${quoted()} has different compressed and uncompressed sizes`);
   }
 }
 

@@ -49,7 +49,7 @@ export interface Zip64Values {
  * APPNOTE 4.5.3: the Zip64 field holds, in this order, only the values whose 32-bit (or 16-bit
  * disk) slot in the header is all ones. A marker without its Zip64 value is an error.
  */
-export function applyZip64(fields: readonly ExtraField[], values: Zip64Values, what: string): Zip64Values & { zip64: boolean } {
+export function applyZip64(fields: readonly ExtraField[], values: Zip64Values, describe: () => string): Zip64Values & { zip64: boolean } {
   const needs = {
     u: values.uncompressedSize === ZIP64_MARKER_32,
     c: values.compressedSize === ZIP64_MARKER_32,
@@ -58,6 +58,8 @@ export function applyZip64(fields: readonly ExtraField[], values: Zip64Values, w
   };
   const field = fields.find((f) => f.id === EXTRA_ZIP64);
   if (!needs.u && !needs.c && !needs.o && !needs.d) return { ...values, zip64: field !== undefined };
+  // Named only on this rare path: the caller's description is built for every record otherwise.
+  const what = describe();
   if (field === undefined) throw new SigningError('zip_invalid', `${what}: 0xFFFFFFFF size/offset without a Zip64 extra field (APPNOTE 4.5.3)`);
   const data = field.data;
   let pos = 0;

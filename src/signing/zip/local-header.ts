@@ -28,22 +28,25 @@ export function parseLocalHeaderFields(fixed: Buffer): LocalHeaderFields {
  * disagreements are tolerated (reading it goes by the central directory, as apksig's does).
  */
 export function checkLocalHeader(fixed: Buffer, record: CentralRecord, leniency: Leniency | null = null): LocalHeaderFields {
-  const what = `local header of ${JSON.stringify(record.name)} at ${record.localHeaderOffset}`;
-  if (fixed.readUInt32LE(0) !== LOCAL_HEADER_SIGNATURE) throw new SigningError('zip_invalid', `${what} has no signature (APPNOTE 4.3.7)`);
+  // Built only for an error: this runs for every entry of every archive opened.
+  const what = (): string => `local header of ${JSON.stringify(record.name)} at ${record.localHeaderOffset}`;
+  if (fixed.readUInt32LE(0) !== LOCAL_HEADER_SIGNATURE) throw new SigningError('zip_invalid', `${what()} has no signature (APPNOTE 4.3.7)`);
   const local = parseLocalHeaderFields(fixed);
   // The central directory is authoritative, but a local header that disagrees about the name,
   // method or encryption would let another unzip tool see different content, so it is refused.
-  if (local.nameLength !== record.nameBytes.length) throw new SigningError('zip_invalid', `${what} names a different entry than the central directory`);
-  judge(leniency, 'extraction', () => {
-    if (local.method !== record.method) throw new SigningError('zip_invalid', `${what} has compression method ${local.method}, the central directory says ${record.method}`);
-    if ((local.flags & FLAG_ENCRYPTED) !== (record.flags & FLAG_ENCRYPTED)) throw new SigningError('zip_invalid', `${what} disagrees with the central directory about encryption`);
-  });
+  if (local.nameLength !== record.nameBytes.length) throw new SigningError('zip_invalid', `${what()} names a different entry than the central directory`);
+  if (local.method !== record.method || (local.flags & FLAG_ENCRYPTED) !== (record.flags & FLAG_ENCRYPTED)) {
+    judge(leniency, 'extraction', () => {
+      if (local.method !== record.method) throw new SigningError('zip_invalid', `${what()} has compression method ${local.method}, the central directory says ${record.method}`);
+      throw new SigningError('zip_invalid', `${what()} disagrees with the central directory about encryption`);
+    });
+  }
   // APPNOTE 4.4.4 bit 3: without a data descriptor, the local CRC and sizes are the real ones.
   // A 0xFFFFFFFF size is a Zip64 marker whose value lives in the local Zip64 extra field.
   if ((local.flags & FLAG_DATA_DESCRIPTOR) === 0) {
     const sizeDiffers = (localValue: number, centralValue: number): boolean => localValue !== ZIP64_MARKER_32 && localValue !== centralValue;
     if (local.crc32 !== record.crc32 || sizeDiffers(local.compressedSize, record.compressedSize) || sizeDiffers(local.uncompressedSize, record.uncompressedSize)) {
-      throw new SigningError('zip_invalid', `${what} disagrees with the central directory about CRC-32 or sizes`);
+      throw new SigningError('zip_invalid', `${what()} disagrees with the central directory about CRC-32 or sizes`);
     }
   }
   return local;

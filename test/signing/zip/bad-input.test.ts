@@ -4,6 +4,7 @@ import { describe, test } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import { deflateRawSync } from 'node:zlib';
 import { buildZip, type BuildEntry } from '../../support/zip-builder.ts';
+import { duplicateKey } from '../../../src/signing/zip/names.ts';
 import { openBuffer, readAll, rejectsWith } from './helpers.ts';
 
 const zipOf = (entries: BuildEntry[]): Buffer => buildZip(entries).bytes;
@@ -105,6 +106,14 @@ describe('duplicates (zip_duplicate_entry)', () => {
   }
   test('case differences are distinct entries', async () => {
     assert.equal((await openBuffer(zipOf([{ name: 'A' }, { name: 'a' }]))).entries.length, 2);
+  });
+  test('the duplicate key of every short name over "a", "b", ".", "/" and "é" is its normalised path', () => {
+    // duplicateKey returns most names as they are (a fast path); this checks it against the rule.
+    const rule = (name: string): string => name.normalize('NFC').split('/').filter((s) => s !== '' && s !== '.').join('/');
+    const alphabet = ['a', 'b', '.', '/', '\u00e9', 'e\u0301'];
+    const names = [''];
+    for (let length = 1; length <= 5; length++) for (const name of names.filter((n) => [...n].length === length - 1)) for (const c of alphabet) names.push(name + c);
+    for (const name of names) assert.equal(duplicateKey(name), rule(name), JSON.stringify(name));
   });
 });
 
