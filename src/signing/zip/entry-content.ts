@@ -2,10 +2,10 @@
 // size and zip-bomb bounds enforced while streaming (no entry is ever held whole unless asked).
 import { Readable } from 'node:stream';
 import { promisify } from 'node:util';
-import { crc32Noted } from './chunk-crc.ts';
 import { constants as zlibConstants, createInflateRaw, inflateRaw, inflateRawSync } from 'node:zlib';
 import type { DataSource } from '../data-source.ts';
 import { SigningError } from '../errors.ts';
+import { crc32Noted } from './chunk-crc.ts';
 import type { ZipEntry } from './entry.ts';
 import { METHOD_STORED } from './format.ts';
 import type { ZipLimits } from './limits.ts';
@@ -51,6 +51,8 @@ export function openRawStream(source: DataSource, entry: ZipEntry): Readable {
  */
 export async function* readContentChunks(source: DataSource, entry: EntryLocation, limits: ZipLimits, inflateChunk = INFLATE_CHUNK): AsyncGenerator<Buffer> {
   if (entry.unreadable !== null) throw entry.unreadable;
+  // Built only for an error (thousands of entries are read per app).
+  const quoted = (): string => JSON.stringify(entry.name);
   let produced = 0;
   let crc = 0;
   // APPNOTE 4.4.9: the declared uncompressed size is exact, and it already passed the ratio and
@@ -59,7 +61,7 @@ export async function* readContentChunks(source: DataSource, entry: EntryLocatio
   const account = (chunk: Buffer): void => {
     produced += chunk.length;
     if (produced > entry.uncompressedSize) {
-      throw new SigningError(produced > limits.maxEntryUncompressedSize ? 'zip_bomb' : 'zip_invalid', `entry ${JSON.stringify(entry.name)} inflates to more than its declared ${entry.uncompressedSize} bytes`, { details: { name: entry.name } });
+      throw new SigningError(produced > limits.maxEntryUncompressedSize ? 'zip_bomb' : 'zip_invalid', `entry ${quoted()} inflates to more than its declared ${entry.uncompressedSize} bytes`, { details: { name: entry.name } });
     }
     crc = crc32Noted(chunk, crc);
   };
@@ -71,7 +73,7 @@ export async function* readContentChunks(source: DataSource, entry: EntryLocatio
         yield chunk;
       }
     } catch (error) {
-      if (error instanceof RangeError) throw new SigningError('zip_invalid', `entry ${JSON.stringify(entry.name)} data lies outside the file`, { cause: error });
+      if (error instanceof RangeError) throw new SigningError('zip_invalid', `entry ${quoted()} data lies outside the file`, { cause: error });
       throw error;
     }
   } else if (entry.compressedSize <= ONE_SHOT_COMPRESSED && entry.uncompressedSize <= ONE_SHOT_UNCOMPRESSED) {
@@ -79,7 +81,7 @@ export async function* readContentChunks(source: DataSource, entry: EntryLocatio
     try {
       compressed = await source.read(entry.dataOffset, entry.compressedSize);
     } catch (error) {
-      if (error instanceof RangeError) throw new SigningError('zip_invalid', `entry ${JSON.stringify(entry.name)} data lies outside the file`, { cause: error });
+      if (error instanceof RangeError) throw new SigningError('zip_invalid', `entry ${quoted()} data lies outside the file`, { cause: error });
       throw error;
     }
     let output: Buffer;
@@ -90,9 +92,9 @@ export async function* readContentChunks(source: DataSource, entry: EntryLocatio
       output = entry.uncompressedSize <= INLINE_UNCOMPRESSED ? inflateRawSync(compressed, oneChunk) : await inflateRawAsync(compressed, oneChunk);
     } catch (error) {
       if ((error as { code?: string }).code === 'ERR_BUFFER_TOO_LARGE') {
-        throw new SigningError('zip_invalid', `entry ${JSON.stringify(entry.name)} inflates to more than its declared ${entry.uncompressedSize} bytes`, { cause: error, details: { name: entry.name } });
+        throw new SigningError('zip_invalid', `entry ${quoted()} inflates to more than its declared ${entry.uncompressedSize} bytes`, { cause: error, details: { name: entry.name } });
       }
-      throw new SigningError('zip_invalid', `entry ${JSON.stringify(entry.name)} has corrupt deflate data: ${(error as Error).message}`, { cause: error, details: { name: entry.name } });
+      throw new SigningError('zip_invalid', `entry ${quoted()} has corrupt deflate data: ${(error as Error).message}`, { cause: error, details: { name: entry.name } });
     }
     account(output);
     if (output.length > 0) yield output;
@@ -110,19 +112,19 @@ export async function* readContentChunks(source: DataSource, entry: EntryLocatio
       }
     } catch (error) {
       if (error instanceof SigningError) throw error;
-      if (error instanceof RangeError) throw new SigningError('zip_invalid', `entry ${JSON.stringify(entry.name)} data lies outside the file`, { cause: error });
-      throw new SigningError('zip_invalid', `entry ${JSON.stringify(entry.name)} has corrupt deflate data: ${(error as Error).message}`, { cause: error, details: { name: entry.name } });
+      if (error instanceof RangeError) throw new SigningError('zip_invalid', `entry ${quoted()} data lies outside the file`, { cause: error });
+      throw new SigningError('zip_invalid', `entry ${quoted()} has corrupt deflate data: ${(error as Error).message}`, { cause: error, details: { name: entry.name } });
     } finally {
       raw.destroy();
       inflater.destroy();
     }
   }
   if (produced !== entry.uncompressedSize) {
-    throw new SigningError('zip_invalid', `entry ${JSON.stringify(entry.name)} inflates to ${produced} bytes, not the declared ${entry.uncompressedSize}`, { details: { name: entry.name } });
+    throw new SigningError('zip_invalid', `entry ${quoted()} inflates to ${produced} bytes, not the declared ${entry.uncompressedSize}`, { details: { name: entry.name } });
   }
   // APPNOTE 4.4.7: CRC-32 of the uncompressed data.
   if (crc >>> 0 !== entry.crc32) {
-    throw new SigningError('zip_invalid', `entry ${JSON.stringify(entry.name)} fails its CRC-32 check`, { details: { name: entry.name } });
+    throw new SigningError('zip_invalid', `entry ${quoted()} fails its CRC-32 check`, { details: { name: entry.name } });
   }
 }
 
