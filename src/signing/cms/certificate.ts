@@ -131,7 +131,6 @@ function describeParsed(der: Buffer): CertificateInfo {
   return info;
 }
 
-/** True when `at` is past notAfter (or before notBefore). */
 /**
  * The serial as Keychain and `openssl x509 -serial` print it: the DER INTEGER's content without the
  * 0x00 that X.690 §8.3.2 puts before a positive value whose first byte has its top bit set (about
@@ -142,6 +141,7 @@ function serialHex(content: Buffer): string {
   return positive.toString('hex').toUpperCase();
 }
 
+/** True when `at` is past notAfter (or before notBefore). */
 export function isExpired(certificate: Buffer | CertificateInfo, at: Date = new Date()): boolean {
   const info = Buffer.isBuffer(certificate) ? describeCertificate(certificate) : certificate;
   return at.getTime() > info.notAfter.getTime() || at.getTime() < info.notBefore.getTime();

@@ -11,8 +11,8 @@
 import { once } from 'node:events';
 import { constants as zlib, createInflateRaw } from 'node:zlib';
 import { SigningError } from '../../errors.ts';
-import { METHOD_STORED, type ZipEntry, type ZipReader } from '../../zip/index.ts';
 import { crc32Noted } from '../../zip/chunk-crc.ts';
+import { METHOD_STORED, type ZipEntry, type ZipReader } from '../../zip/index.ts';
 import type { MachOStreamInput } from '../codesign/sign-stream.ts';
 
 const STEP = 1024 * 1024;
