@@ -44,7 +44,12 @@ export interface HashedEntry {
 
 /** Whether an entry's digest completes on libuv's pool after its last bytes (a large deflated entry, inflated by a stream). */
 export function inflatesInBackground(entry: HashedEntry): boolean {
-  return entry.method !== 0 && !(entry.compressedSize <= SMALL_COMPRESSED && entry.uncompressedSize <= SMALL_UNCOMPRESSED);
+  return entry.method !== 0 && !inflatesInOneCall(entry);
+}
+
+/** Whether a deflated entry is small enough both ways to be inflated in one call (see SMALL_COMPRESSED). */
+function inflatesInOneCall(entry: HashedEntry): boolean {
+  return entry.compressedSize <= SMALL_COMPRESSED && entry.uncompressedSize <= SMALL_UNCOMPRESSED;
 }
 
 export class EntryContentHasher {
@@ -52,8 +57,6 @@ export class EntryContentHasher {
   private readonly hashes: Hash[];
   private readonly deflated: boolean;
   private readonly small: boolean;
-  /** See inflatesInBackground. */
-  readonly background: boolean;
   private readonly checkCrc: boolean;
   private crc = 0;
   // A small deflated entry's raw bytes, gathered for one inflation call.
@@ -75,9 +78,13 @@ export class EntryContentHasher {
     this.spare = options.spare ?? [];
     this.hashes = algorithms.map((algorithm) => createHash(algorithm));
     this.deflated = entry.method !== 0;
-    this.small = entry.compressedSize <= SMALL_COMPRESSED && entry.uncompressedSize <= SMALL_UNCOMPRESSED;
-    this.background = inflatesInBackground(entry);
+    this.small = inflatesInOneCall(entry);
     this.checkCrc = options.checkCrc ?? false;
+  }
+
+  /** See inflatesInBackground. */
+  get background(): boolean {
+    return this.deflated && !this.small;
   }
 
   /** The entry's raw (stored or deflated) bytes, in order; `raw` may be reused once the promise settles. */

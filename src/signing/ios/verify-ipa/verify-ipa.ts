@@ -145,7 +145,7 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
     }
   } finally {
     stopped = true;
-    await previous.catch(() => {});
+    await previous; // settles either way (each stream's failure is caught where it is chained)
   }
   // Every file has its digest now: each bundle's seal is checked against the files under it.
   const paths = new PathIndex(records.keys());
