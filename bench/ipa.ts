@@ -266,7 +266,7 @@ async function engineChild(ipa: string, out: string, p12: string, profileFile: s
   const sink = await FileSink.create(out);
   const cpu0 = process.cpuUsage();
   const start = performance.now();
-  const { proof } = await resignIpaProved(source, sink, { identity, profiles: [profile] });
+  const { proof } = await resignIpaProved(source, sink, { identity, profiles: [profile], readBackForVerification: true });
   await sink.close();
   const cpu1 = process.cpuUsage();
   const signed = performance.now();

@@ -26,6 +26,8 @@ export async function signIos(request: IosSignRequest, input: DataSource, output
       identity,
       profiles: profiles.candidates,
       profileByBundleId: profiles.pinned,
+      // Verified below: the re-signer's thread reads the signed code back as it is written.
+      readBackForVerification: true,
       ...(request.overrides === undefined ? {} : { overrides: request.overrides }),
       ...(request.entitlements === undefined ? {} : { entitlements: request.entitlements }),
       ...(env.machOThreads === undefined ? {} : { workers: env.machOThreads }),

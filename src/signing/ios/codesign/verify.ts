@@ -28,7 +28,7 @@ export interface VerifyMachOOptions {
   /** DER roots the CMS chain must end in (default: any self-signed root). */
   trustedRoots?: readonly Buffer[];
   /**
-   * The page hashes of the file's code, taken while it streamed past (verify-ipa/stream-code.ts),
+   * The page hashes of the file's code, taken while it streamed past (resign/stream-code.ts),
    * when `input` is a stand-in holding only its real header and signature. Returning undefined
    * (hashes not taken for that type, page size or limit) hashes `input` itself instead.
    */

@@ -42,6 +42,12 @@ export interface ResignOptions {
    * Infinity: never). The records are the same either way.
    */
   scanThreadAbove?: number;
+  /**
+   * The caller verifies the output (verifyWritten): the scan thread, when there is one and the
+   * sink is a file, reads the signed code back from it as it is written (read-back.ts), for the
+   * verifier to check. Default false: nothing is read back.
+   */
+  readBackForVerification?: boolean;
   /** Deflate level of rewritten Mach-O files whose input entry was deflated (default 6). */
   compressionLevel?: number;
   signal?: AbortSignal;

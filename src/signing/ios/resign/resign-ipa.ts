@@ -31,6 +31,7 @@ import type { ResignOptions, ResignResult } from './options.ts';
 import { OrderedGate } from './ordered-gate.ts';
 import { PathIndex } from './path-index.ts';
 import type { CopiedEntry, ResignProof } from './proof.ts';
+import { WrittenCodeReadBack } from './read-back.ts';
 import { planInfoPlists } from './overrides.ts';
 import { assignProfiles, checkRequestedEntitlements } from './profiles.ts';
 import { ReadAheadSource } from './read-ahead.ts';
@@ -109,9 +110,12 @@ export async function resignIpaProved(source: DataSource, sink: DataSink, option
     .sort((a, b) => a.rank - b.rank || a.entry.dataOffset - b.entry.dataOffset)
     .map((x) => x.entry);
   const hashBytes = toHash.reduce((n, e) => n + e.uncompressedSize, 0);
-  const scan = source instanceof FileSource && hashBytes >= (options.scanThreadAbove ?? SCAN_THREAD_ABOVE)
-    ? startScanThread(source.path, zip, toHash, records, signal)
-    : startScan(zip, toHash, records, signal);
+  // The thread, once it has hashed, reads the signed code back from the output for the
+  // verification, when the caller verifies (read-back.ts) and the output is a file.
+  const output = options.readBackForVerification === true ? sink.file : undefined;
+  const thread = source instanceof FileSource && hashBytes >= (options.scanThreadAbove ?? SCAN_THREAD_ABOVE) ? startScanThread(source.path, zip, toHash, records, signal, output?.path) : undefined;
+  const scan = thread ?? startScan(zip, toHash, records, signal);
+  const readBack = thread?.readBack === undefined ? undefined : new WrittenCodeReadBack(thread.readBack, () => sink.file!.flushed);
 
   const writer = new ZipWriter(sink, { alignment: { storedAlignment: 1 } });
   const dropped = new Set(layout.dropped.map((e) => e.name));
@@ -152,13 +156,16 @@ export async function resignIpaProved(source: DataSource, sink: DataSink, option
   );
   const context: Context = { zip, layout, infos, profiles, records, sealable, scan, options, signal, signingTime, pool, reports: new Map(), streamAbove, copiedNames, unsigned };
   let counts: { rewritten: number; added: number };
+  let readBackResults: ResignProof['readBack'] = new Map();
   try {
-    counts = await signBundles(context, writer, [...machO], copy);
+    counts = await signBundles(context, writer, [...machO], copy, readBack);
     await scan.done;
   } catch (error) {
     stop.abort(error);
     throw error;
   } finally {
+    // Files not read back by now are left to the verifier; the thread ends after the last one.
+    if (readBack !== undefined) readBackResults = readBack.finish();
     await Promise.allSettled([scan.done, copy]);
     await pool.close();
   }
@@ -184,12 +191,15 @@ export async function resignIpaProved(source: DataSource, sink: DataSink, option
       entries: { copied, rewritten: counts.rewritten, added: counts.added, dropped: dropped.size },
       size: result.size,
     },
-    proof: { inputSize: source.size, copied: proofCopied, written },
+    proof: { inputSize: source.size, copied: proofCopied, written, readBack: readBackResults },
   };
 }
 
-/** Schedules every signing job leaf-first and writes their outputs in that fixed order. */
-async function signBundles(context: Context, writer: ZipWriter, machO: string[], copy: Promise<void>): Promise<{ rewritten: number; added: number }> {
+/**
+ * Schedules every signing job leaf-first and writes their outputs in that fixed order; each signed
+ * Mach-O file written is offered to the `readBack`.
+ */
+async function signBundles(context: Context, writer: ZipWriter, machO: string[], copy: Promise<void>, readBack: WrittenCodeReadBack | undefined): Promise<{ rewritten: number; added: number }> {
   const { layout, zip } = context;
   // Four jobs in flight: each is a pipeline of trips to libuv's pool (read and inflate, sign,
   // compress, write), and with two the pool and the main thread both waited on bench:ipa's 20
@@ -212,6 +222,8 @@ async function signBundles(context: Context, writer: ZipWriter, machO: string[],
     const owner = owningBundle(layout, entry.name);
     loose.set(owner, [...(loose.get(owner) ?? []), entry]);
   }
+  const executables = new Set(layout.postOrder.map((b) => b.executableEntry.name));
+  const isCode = (name: string): boolean => code.has(name) || executables.has(name);
   const counts = { rewritten: 0, added: 0 };
   for (const bundle of layout.postOrder) {
     const mine: Array<Promise<unknown>> = [];
@@ -255,7 +267,12 @@ async function signBundles(context: Context, writer: ZipWriter, machO: string[],
         await write(writer);
         if (zip.getEntry(name) === undefined) counts.added++;
         else counts.rewritten++;
+        // Signed code (an unsignable file is copied raw, its digests proved from the input); every
+        // file but the app's own executable is sealed by its bundle, whose seal needs its digests.
+        const last = writer.entries.at(-1);
+        if (readBack !== undefined && isCode(name) && !context.copiedNames.has(name) && last?.name === name) readBack.offer(last, name !== layout.main.executableEntry.name);
       }
+      readBack?.dispatch();
       // Written: let the signed bytes go now (the settled promise would otherwise keep them).
       output.length = 0;
       written[ticket]!.resolve();

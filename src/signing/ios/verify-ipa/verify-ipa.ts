@@ -15,9 +15,10 @@ import { parseProvisioningProfile } from '../profile/index.ts';
 import { existingEntitlements, isSignableCode, signerCertificate } from '../resign/existing-signature.ts';
 import { readMachO } from '../resign/read-macho.ts';
 import { PathIndex } from '../resign/path-index.ts';
+import type { WrittenCode } from '../resign/read-back.ts';
 import { filesUnder, isInDsym, recordOf, scanEntries, type ScanResult } from '../resign/scan.ts';
+import { pageHashesOf, standInOf, streamCode, type StreamedCode } from '../resign/stream-code.ts';
 import { profileProblems } from './profile-checks.ts';
-import { streamCode, type StreamedCode } from './stream-code.ts';
 import type { BundleVerification, CodeVerification, IpaVerification } from './report.ts';
 
 export interface VerifyIpaOptions {
@@ -30,7 +31,7 @@ export interface VerifyIpaOptions {
 }
 
 const MAX_SMALL = 16 * 1024 * 1024;
-/** Mach-O files from this size on are verified streaming (stream-code.ts), as the re-signer signs them. */
+/** Mach-O files from this size on are verified streaming (resign/stream-code.ts), as the re-signer signs them. */
 const STREAM_ABOVE = 8 * 1024 * 1024;
 /** Bytes of Mach-O files (each below STREAM_ABOVE) inflated ahead of the one being checked. */
 const AHEAD_BYTES = 16 * 1024 * 1024;
@@ -45,9 +46,10 @@ export async function verifyIpa(source: DataSource, options: VerifyIpaOptions = 
  * The checks after the content pass: `scan` holds the digests of every file of the app and which
  * files are Mach-O code to verify (verify-written.ts passes those of the rewritten files only,
  * with the copied files' digests proved from the input). `problems`: found so far, not tied to
- * one bundle.
+ * one bundle. `readBack`: Mach-O files the re-signer's thread read from these bytes already
+ * (resign/read-back.ts), used where the entry is exactly where the thread read it.
  */
-export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: ScanResult, found: string[], options: VerifyIpaOptions): Promise<IpaVerification> {
+export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: ScanResult, found: string[], options: VerifyIpaOptions, readBack: ReadonlyMap<string, Promise<WrittenCode | undefined>> = new Map()): Promise<IpaVerification> {
   const now = options.now ?? new Date();
   const records = scan.records;
   const reports = new Map<BundleNode, BundleVerification>();
@@ -62,8 +64,9 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
   // Mach-O files: one at a time, digested for the seal check, verified with their bundle's slots.
   const mains = new Map(layout.postOrder.map((b) => [b.executableEntry.name, b]));
   const codeFiles = layout.appFiles.filter((entry) => scan.machO.has(entry.name));
-  // Large files stream past once, never held whole (stream-code.ts); the others are read whole.
-  const streams = (entry: ZipEntry): boolean => entry.uncompressedSize >= (options.streamAbove ?? STREAM_ABOVE) && !isInDsym(entry.name);
+  // Large files stream past once, never held whole (resign/stream-code.ts); the others are read whole;
+  // those read back already are neither, unless the read-back turns out of no use.
+  const streams = (entry: ZipEntry): boolean => entry.uncompressedSize >= (options.streamAbove ?? STREAM_ABOVE) && !isInDsym(entry.name) && !readBack.has(entry.name);
   // The files read whole are inflated ahead (on libuv's pool) while the main thread hashes and
   // checks the current one - including while a large file streams past - up to AHEAD_BYTES of
   // them at a time (each is below STREAM_ABOVE), so memory stays bounded.
@@ -73,7 +76,7 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
   const fetchAhead = (): void => {
     for (; toFetch < codeFiles.length; toFetch++) {
       const next = codeFiles[toFetch]!;
-      if (streams(next)) continue;
+      if (streams(next) || readBack.has(next.name)) continue;
       if (aheadBytes > 0 && aheadBytes + next.uncompressedSize > AHEAD_BYTES) return;
       const bytes = readMachO(zip, next);
       // Awaited when its turn comes (its error is reported then); not an unhandled rejection meanwhile.
@@ -86,13 +89,22 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
   // reads and inflation run on the pool while the main thread checks the others (the app's
   // executable, last in the archive, would otherwise inflate only once all the others are done).
   const sealedFile = (entry: ZipEntry): boolean => entry !== layout.main.executableEntry;
+  // A read-back stands for this entry only if the thread read exactly its bytes: the same offset,
+  // method, CRC-32 (which the thread checked them against) and sizes; and took its digests if it is sealed.
+  const readBackOf = async (entry: ZipEntry): Promise<StreamedCode | undefined> => {
+    const taken = await readBack.get(entry.name);
+    if (taken === undefined) return undefined;
+    const { location, code } = taken;
+    const same = location.dataOffset === entry.dataOffset && location.method === entry.method && location.crc32 === entry.crc32 && location.compressedSize === entry.compressedSize && location.uncompressedSize === entry.uncompressedSize;
+    return same && (code.digests !== undefined || !sealedFile(entry)) ? code : undefined;
+  };
   // Should the checks below fail, the next stream does not start and the current one is waited
   // for: nothing reads the archive once this function has returned.
   const streamedFiles = new Map<ZipEntry, Promise<StreamedCode | undefined>>();
   let stopped = false;
   let previous: Promise<unknown> = Promise.resolve();
   for (const entry of codeFiles.filter(streams)) {
-    const streamed = previous.then(() => (stopped ? undefined : streamCode(zip, entry, sealedFile(entry))));
+    const streamed = previous.then(() => (stopped ? undefined : streamCode(zip.source, entry, zip.limits, sealedFile(entry))));
     // Awaited when its turn comes (its error is reported then); the next one waits for it either way.
     streamed.catch(() => {});
     previous = streamed.catch(() => undefined);
@@ -112,10 +124,10 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
         aheadBytes -= entry.uncompressedSize;
       }
       fetchAhead();
-      const streamed = await streamedFiles.get(entry);
-      let bytes = streamed?.standIn ?? (await (pending ?? readMachO(zip, entry)));
+      const streamed = (readBack.has(entry.name) ? await readBackOf(entry) : undefined) ?? (await streamedFiles.get(entry));
+      let bytes = streamed === undefined ? await (pending ?? readMachO(zip, entry)) : standInOf(streamed);
       held = streamed === undefined ? bytes.length : 0;
-      if (sealed && streamed?.record !== undefined) records.set(entry.name, streamed.record);
+      if (sealed && streamed?.digests !== undefined) records.set(entry.name, { kind: 'file', sha1: Buffer.from(streamed.digests.sha1), sha256: Buffer.from(streamed.digests.sha256) });
       // Its digests, for the seals checked below (hashed here: WebCrypto on the pool would copy it twice).
       else if (sealed) records.set(entry.name, recordOf(bytes));
       if (!isSignableCode(bytes) || isInDsym(entry.name)) continue;
@@ -123,10 +135,11 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
       const bundle = main ?? owningBundle(layout, entry.name);
       const report = reports.get(bundle)!;
       let missed = false;
-      const pageHashes = streamed === undefined ? undefined : (type: HashType, codeLimit: number, pageSize: number): Buffer | undefined => {
-        const taken = streamed.pageHashes(type, codeLimit, pageSize);
-        if (taken === undefined) missed = true;
-        return taken;
+      const taken = streamed === undefined ? undefined : pageHashesOf(streamed);
+      const pageHashes = taken === undefined ? undefined : (type: HashType, codeLimit: number, pageSize: number): Buffer | undefined => {
+        const hashes = taken(type, codeLimit, pageSize);
+        if (hashes === undefined) missed = true;
+        return hashes;
       };
       let code = await verifyCode(zip, entry, bytes, main, options, pageHashes);
       if (missed) {

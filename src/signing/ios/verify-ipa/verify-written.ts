@@ -8,7 +8,8 @@
 //   - every entry it wrote (signed Mach-O files, CodeResources, profiles, Info.plist) is read back
 //     from the output bytes and checked in full, exactly as verifyIpa checks any app: code
 //     signatures with every page hash, CMS and special slot, seals against the digests of every
-//     file, profiles against bundle ids, signer and entitlements;
+//     file, profiles against bundle ids, signer and entitlements (a signed file's page hashes and
+//     digests taken from the output already by the re-signer's thread, where it did: proof.readBack);
 //   - an entry that is in the output but in neither list, or in a list but not in the output, is
 //     a problem.
 // For an .ipa Signet did not write (or without the proof) use verifyIpa, which proves everything
@@ -68,7 +69,7 @@ export async function verifyWritten(output: DataSource, input: DataSource, proof
   }
   // Copied Mach-O files are those the pass found not signable: sealed as resources (their
   // digests are proved above), with no code signature to check — as verifyIpa skips them.
-  return verifyScanned(zip, layout, { records, machO: scan.machO }, problems, options);
+  return verifyScanned(zip, layout, { records, machO: scan.machO }, problems, options, proof.readBack);
 }
 
 function copiedEntryDiffers(entry: ZipEntry, copied: CopiedEntry): string | undefined {

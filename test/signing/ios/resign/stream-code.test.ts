@@ -9,7 +9,7 @@ import { BufferSource } from '../../../../src/signing/data-source.ts';
 import { parseProvisioningProfile, type ProvisioningProfile } from '../../../../src/signing/ios/profile/index.ts';
 import { resignIpa } from '../../../../src/signing/ios/resign/index.ts';
 import { allProblems, verifyIpa } from '../../../../src/signing/ios/verify-ipa/index.ts';
-import { streamCode } from '../../../../src/signing/ios/verify-ipa/stream-code.ts';
+import { streamCode } from '../../../../src/signing/ios/resign/stream-code.ts';
 import { ZipReader } from '../../../../src/signing/zip/index.ts';
 import { generatedApp, type GeneratedApp } from '../../../support/ios-app.ts';
 import { needsToolchain } from '../../../support/macho-build.ts';
@@ -33,8 +33,8 @@ describe('streaming verification of Mach-O files', needsToolchain(), () => {
     for (const bytes of Object.values(signed)) {
       // The thin files do take the streaming path (fat ones are read whole).
       const zip = await ZipReader.open(new BufferSource(bytes));
-      const streamedMain = await streamCode(zip, zip.getEntry(app.machO.find((n) => n.endsWith('/Signet'))!)!, true);
-      assert.ok(streamedMain !== undefined && streamedMain.record !== undefined);
+      const streamedMain = await streamCode(zip.source, zip.getEntry(app.machO.find((n) => n.endsWith('/Signet'))!)!, zip.limits, true);
+      assert.ok(streamedMain !== undefined && streamedMain.digests !== undefined);
       const whole = await verifyIpa(new BufferSource(bytes), { streamAbove: Infinity });
       const streamed = await verifyIpa(new BufferSource(bytes), { streamAbove: 0 });
       assert.deepEqual(allProblems(streamed), []);
