@@ -31,6 +31,18 @@ const MACH_HEADER_64 = 32;
 // executable takes ~80 of them instead of ~1,300.
 const STREAM_CHUNK = 1024 * 1024;
 
+export interface StreamCodeOptions {
+  /** Take the whole file's SHA-1 and SHA-256 too (a parent bundle seals it). */
+  wholeFile: boolean;
+  /** Bytes per read and inflated chunk (default 1 MiB). */
+  chunk?: number;
+  /**
+   * Told of each chunk once it is hashed (reclaim.ts droppedBuffers), for a thread that
+   * allocates too little else for V8 to collect the chunks soon.
+   */
+  dropped?: (bytes: number) => void;
+}
+
 export interface StreamedCode {
   /** The file's size. */
   readonly size: number;
@@ -46,12 +58,8 @@ export interface StreamedCode {
   readonly digests: { readonly sha1: Uint8Array; readonly sha256: Uint8Array } | undefined;
 }
 
-/**
- * Undefined when the file is not a thin Mach-O file whose code signature ends it (read it whole
- * instead). `dropped` is told of each chunk once it is hashed (reclaim.ts droppedBuffers, for a
- * thread that allocates too little else for V8 to collect the chunks soon).
- */
-export async function streamCode(source: DataSource, entry: EntryLocation, limits: ZipLimits, wholeFile: boolean, dropped?: (bytes: number) => void): Promise<StreamedCode | undefined> {
+/** Undefined when the file is not a thin Mach-O file whose code signature ends it (read it whole instead). */
+export async function streamCode(source: DataSource, entry: EntryLocation, limits: ZipLimits, { wholeFile, chunk: chunkSize = STREAM_CHUNK, dropped }: StreamCodeOptions): Promise<StreamedCode | undefined> {
   const size = entry.uncompressedSize;
   const sha1 = wholeFile ? createHash('sha1') : undefined;
   const sha256 = wholeFile ? createHash('sha256') : undefined;
@@ -83,7 +91,7 @@ export async function streamCode(source: DataSource, entry: EntryLocation, limit
     pendingLength = bytes.copy(pending, 0, at, take);
   };
   let position = 0;
-  for await (const chunk of readContentChunks(source, entry, limits, STREAM_CHUNK)) {
+  for await (const chunk of readContentChunks(source, entry, limits, chunkSize)) {
     sha1?.update(chunk);
     sha256?.update(chunk);
     if (plan === undefined) {

@@ -104,7 +104,7 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
   let stopped = false;
   let previous: Promise<unknown> = Promise.resolve();
   for (const entry of codeFiles.filter(streams)) {
-    const streamed = previous.then(() => (stopped ? undefined : streamCode(zip.source, entry, zip.limits, sealedFile(entry))));
+    const streamed = previous.then(() => (stopped ? undefined : streamCode(zip.source, entry, zip.limits, { wholeFile: sealedFile(entry) })));
     // Awaited when its turn comes (its error is reported then); the next one waits for it either way.
     streamed.catch(() => {});
     previous = streamed.catch(() => undefined);

@@ -33,7 +33,7 @@ describe('streaming verification of Mach-O files', needsToolchain(), () => {
     for (const bytes of Object.values(signed)) {
       // The thin files do take the streaming path (fat ones are read whole).
       const zip = await ZipReader.open(new BufferSource(bytes));
-      const streamedMain = await streamCode(zip.source, zip.getEntry(app.machO.find((n) => n.endsWith('/Signet'))!)!, zip.limits, true);
+      const streamedMain = await streamCode(zip.source, zip.getEntry(app.machO.find((n) => n.endsWith('/Signet'))!)!, zip.limits, { wholeFile: true });
       assert.ok(streamedMain !== undefined && streamedMain.digests !== undefined);
       const whole = await verifyIpa(new BufferSource(bytes), { streamAbove: Infinity });
       const streamed = await verifyIpa(new BufferSource(bytes), { streamAbove: 0 });
