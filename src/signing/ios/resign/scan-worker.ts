@@ -11,7 +11,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { FileSource, SIGNING_READS } from '../../data-source.ts';
 import { SigningError, type SigningErrorCode } from '../../errors.ts';
-import { droppedBuffers } from '../../reclaim.ts';
+import { droppedBuffers, droppedYoungBuffers } from '../../reclaim.ts';
 import type { EntryLocation } from '../../zip/entry-content.ts';
 import type { ZipLimits } from '../../zip/index.ts';
 import { ReadAheadSource } from './read-ahead.ts';
@@ -119,7 +119,8 @@ async function readBackAll(output: string | undefined): Promise<void> {
         }
         // Little else allocates here, so nothing would collect the inflated chunks before V8's
         // 64 MB external-memory limit: an 80 MiB executable read back cost ~80 MB of peak RSS.
-        code = await streamCode(source, location, limits, { wholeFile: request.wholeFile, chunk: READ_BACK_CHUNK, dropped: droppedBuffers });
+        // Unlike the hashing's zlib streams (one per resource), they die young (reclaim.ts).
+        code = await streamCode(source, location, limits, { wholeFile: request.wholeFile, chunk: READ_BACK_CHUNK, dropped: droppedYoungBuffers });
       } catch {
         // The verifier reads the file itself and reports why it fails, in its usual terms.
         code = undefined;
