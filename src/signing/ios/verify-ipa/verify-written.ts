@@ -28,8 +28,11 @@ const COMPARE_WINDOW = 1024 * 1024;
 
 /** `output`: what resignIpaProved wrote from `input`, with the `proof` it returned. */
 export async function verifyWritten(output: DataSource, input: DataSource, proof: ResignProof, options: VerifyIpaOptions = {}): Promise<IpaVerification> {
-  // The re-sign's buffers are garbage now: let them go before the largest files are read back.
-  collectBetweenPhases();
+  // The re-sign's buffers are garbage now: let them go before the largest files are read back —
+  // unless the re-signer's thread read them back already: then the full collection only costs
+  // time (bench:ipa, 5 alternating pairs: random app 2.56 against 2.61 s, code app 4.06 against
+  // 4.28 s, 0.1-0.3 s less CPU, the same peak RSS).
+  if (proof.readBack.size === 0) collectBetweenPhases();
   const zip = await openIpa(output);
   const layout = await discoverLayout(zip, { brokenBundles: 'report' });
   const problems: string[] = [];
