@@ -64,9 +64,10 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
   // Mach-O files: one at a time, digested for the seal check, verified with their bundle's slots.
   const mains = new Map(layout.postOrder.map((b) => [b.executableEntry.name, b]));
   const codeFiles = layout.appFiles.filter((entry) => scan.machO.has(entry.name));
-  // Large files stream past once, never held whole (resign/stream-code.ts); the others are read whole;
-  // those read back already are neither, unless the read-back turns out of no use.
-  const streams = (entry: ZipEntry): boolean => entry.uncompressedSize >= (options.streamAbove ?? STREAM_ABOVE) && !isInDsym(entry.name) && !readBack.has(entry.name);
+  // Large files stream past once, never held whole (resign/stream-code.ts); the others are read
+  // whole; those read back already are neither, unless the read-back turns out of no use.
+  const large = (entry: ZipEntry): boolean => entry.uncompressedSize >= (options.streamAbove ?? STREAM_ABOVE) && !isInDsym(entry.name);
+  const streams = (entry: ZipEntry): boolean => large(entry) && !readBack.has(entry.name);
   // The files read whole are inflated ahead (on libuv's pool) while the main thread hashes and
   // checks the current one - including while a large file streams past - up to AHEAD_BYTES of
   // them at a time (each is below STREAM_ABOVE), so memory stays bounded.
@@ -90,13 +91,13 @@ export async function verifyScanned(zip: ZipReader, layout: IpaLayout, scan: Sca
   // executable, last in the archive, would otherwise inflate only once all the others are done).
   const sealedFile = (entry: ZipEntry): boolean => entry !== layout.main.executableEntry;
   // A read-back stands for this entry only if the thread read exactly its bytes: the same offset,
-  // method, CRC-32 (which the thread checked them against) and sizes; and took its digests if it is sealed.
+  // method, CRC-32 (which the thread checked them against) and sizes; and took its digests if it
+  // is sealed. One of no use leaves a large file to stream past here after all.
   const readBackOf = async (entry: ZipEntry): Promise<StreamedCode | undefined> => {
     const taken = await readBack.get(entry.name);
-    if (taken === undefined) return undefined;
-    const { location, code } = taken;
-    const same = location.dataOffset === entry.dataOffset && location.method === entry.method && location.crc32 === entry.crc32 && location.compressedSize === entry.compressedSize && location.uncompressedSize === entry.uncompressedSize;
-    return same && (code.digests !== undefined || !sealedFile(entry)) ? code : undefined;
+    const same = taken !== undefined && taken.location.dataOffset === entry.dataOffset && taken.location.method === entry.method && taken.location.crc32 === entry.crc32 && taken.location.compressedSize === entry.compressedSize && taken.location.uncompressedSize === entry.uncompressedSize;
+    if (same && (taken.code.digests !== undefined || !sealedFile(entry))) return taken.code;
+    return large(entry) ? streamCode(zip.source, entry, zip.limits, { wholeFile: sealedFile(entry) }) : undefined;
   };
   // Should the checks below fail, the next stream does not start and the current one is waited
   // for: nothing reads the archive once this function has returned.

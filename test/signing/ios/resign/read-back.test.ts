@@ -80,11 +80,14 @@ describe('reading signed code back for the verification', needsToolchain(), () =
       const found = allProblems(await verifyWritten(run.output, run.input, withReadBack(run.proof, framework, wrongHashes)));
       assert.ok(found.some((p) => p.includes(framework) && /page \d+ hash does not match/.test(p)), found.join('\n'));
       // …and ignore it where it was read elsewhere, or lacks the digests the framework's seal
-      // needs: the verifier reads the file itself.
+      // needs: the verifier reads the file itself (whole, or streaming it past if it is large).
       const elsewhere: WrittenCode = { ...wrongHashes, location: { ...taken.location, dataOffset: taken.location.dataOffset + 1 } };
       const noDigests: WrittenCode = { ...taken, code: { ...taken.code, digests: undefined } };
       for (const ignored of [elsewhere, noDigests, undefined]) {
-        assert.deepEqual(allProblems(await verifyWritten(run.output, run.input, withReadBack(run.proof, framework, ignored))), []);
+        for (const streamAbove of [undefined, 0]) {
+          const report = await verifyWritten(run.output, run.input, withReadBack(run.proof, framework, ignored), streamAbove === undefined ? {} : { streamAbove });
+          assert.deepEqual(allProblems(report), []);
+        }
       }
     } finally {
       await run.close();
