@@ -31,6 +31,11 @@ const inflateRawAsync = promisify(inflateRaw);
  */
 export type EntryLocation = Pick<ZipEntry, 'name' | 'method' | 'crc32' | 'compressedSize' | 'uncompressedSize' | 'dataOffset' | 'unreadable'>;
 
+/** The location of a readable entry (one read or one written) as plain data, to post to another thread. */
+export function locationOf({ name, method, crc32, compressedSize, uncompressedSize, dataOffset }: Omit<EntryLocation, 'unreadable'>): EntryLocation {
+  return { name, method, crc32, compressedSize, uncompressedSize, dataOffset, unreadable: null };
+}
+
 export async function* readRawChunks(source: DataSource, entry: EntryLocation, chunkSize = DEFAULT_CHUNK_SIZE): AsyncGenerator<Buffer> {
   // A discarded entry that was let through unreadable (ZipOpenOptions.discarded) stays unread.
   if (entry.unreadable !== null) throw entry.unreadable;

@@ -11,7 +11,7 @@
 // checked against that CRC-32 (zip/entry-content.ts) — the writer never rewrites an entry's data
 // once written, only headers before it. Anything else (a file not read back, a fat file the
 // stream does not take, a thread that failed or was stopped) it reads itself, as before.
-import type { EntryLocation } from '../../zip/entry-content.ts';
+import { locationOf, type EntryLocation } from '../../zip/entry-content.ts';
 import type { WrittenEntry } from '../../zip/index.ts';
 import type { CodeReadBack } from './scan-thread.ts';
 import type { StreamedCode } from './stream-code.ts';
@@ -35,11 +35,9 @@ export class WrittenCodeReadBack {
     this.#flushed = flushed;
   }
 
-  /** `entry` was just written; `wholeFile`: a bundle seals it, so its digests are needed too. */
+  /** `entry` was just written; `wholeFile`: a bundle seals it, so its digests are needed too. It goes to the thread at the next dispatch. */
   offer(entry: WrittenEntry, wholeFile: boolean): void {
-    const { name, method, crc32, compressedSize, uncompressedSize, dataOffset } = entry;
-    this.#waiting.push({ location: { name, method, crc32, compressedSize, uncompressedSize, dataOffset, unreadable: null }, wholeFile });
-    this.dispatch();
+    this.#waiting.push({ location: locationOf(entry), wholeFile });
   }
 
   /** Hands the thread every offered file whose bytes are all in the file by now (in the order written). */

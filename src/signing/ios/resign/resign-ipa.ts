@@ -272,6 +272,7 @@ async function signBundles(context: Context, writer: ZipWriter, machO: string[],
         const last = writer.entries.at(-1);
         if (readBack !== undefined && isCode(name) && !context.copiedNames.has(name) && last?.name === name) readBack.offer(last, name !== layout.main.executableEntry.name);
       }
+      // The files written so far whose bytes are all in the file now go to the thread.
       readBack?.dispatch();
       // Written: let the signed bytes go now (the settled promise would otherwise keep them).
       output.length = 0;

@@ -12,7 +12,7 @@
 // free, while this thread is still signing.
 import { Worker } from 'node:worker_threads';
 import { SigningError } from '../../errors.ts';
-import type { EntryLocation } from '../../zip/entry-content.ts';
+import { locationOf, type EntryLocation } from '../../zip/entry-content.ts';
 import type { ZipEntry, ZipReader } from '../../zip/index.ts';
 import { readSymlink, ScanProgress, type BackgroundScan, type FileRecord } from './scan.ts';
 import type { ReadBackRequest, ScanMessage, ScanWork } from './scan-worker.ts';
@@ -110,6 +110,5 @@ export function startScanThread(path: string, zip: ZipReader, entries: readonly 
 
 function location(entry: ZipEntry): EntryLocation {
   if (entry.unreadable !== null) throw entry.unreadable;
-  const { name, method, crc32, compressedSize, uncompressedSize, dataOffset } = entry;
-  return { name, method, crc32, compressedSize, uncompressedSize, dataOffset, unreadable: null };
+  return locationOf(entry);
 }
