@@ -1,8 +1,8 @@
 // Parsing the central directory (APPNOTE 4.3.12) in bounded windows, never as one buffer.
 import type { DataSource } from '../data-source.ts';
 import { SigningError } from '../errors.ts';
-import { applyZip64, parseExtraFields, type ExtraField } from './extra-fields.ts';
-import { CENTRAL_HEADER_SIGNATURE, CENTRAL_HEADER_SIZE, FLAG_UTF8 } from './format.ts';
+import { applyZip64, extraFieldList, type ExtraField } from './extra-fields.ts';
+import { CENTRAL_HEADER_SIGNATURE, CENTRAL_HEADER_SIZE, EXTRA_ZIP64, FLAG_UTF8, ZIP64_MARKER_16, ZIP64_MARKER_32 } from './format.ts';
 import { decodeName } from './names.ts';
 
 const WINDOW = 1024 * 1024;
@@ -25,7 +25,7 @@ export interface CentralRecord {
   externalAttributes: number;
   zip64: boolean;
   extra: Buffer;
-  extraFields: ExtraField[];
+  extraFields: readonly ExtraField[];
   comment: Buffer;
   record: Buffer;
 }
@@ -48,9 +48,12 @@ export async function readCentralDirectory(source: DataSource, offset: number, s
     if (pos + length > end) throw new SigningError('zip_invalid', `central directory record ${records.length} runs past the end of the central directory`);
     return pos >= windowStart && pos + length <= windowStart + window.length;
   };
+  // The records are views of the window, which is copied once as it is read (a source may hand
+  // out views of memory that is not its caller's to keep), not record by record: that was two
+  // objects per entry for V8 to move and promote, when the directory outlives them all anyway.
   const refill = async (pos: number, length: number): Promise<void> => {
     windowStart = pos;
-    window = await source.read(pos, Math.min(end - pos, Math.max(length, WINDOW)));
+    window = Buffer.from(await source.read(pos, Math.min(end - pos, Math.max(length, WINDOW))));
   };
   const view = (pos: number, length: number): Buffer => window.subarray(pos - windowStart, pos - windowStart + length);
 
@@ -67,18 +70,12 @@ export async function readCentralDirectory(source: DataSource, offset: number, s
     const commentLength = fixed.readUInt16LE(32);
     const total = CENTRAL_HEADER_SIZE + nameLength + extraLength + commentLength;
     if (!inWindow(pos, total)) await refill(pos, total);
-    // Copy: the record outlives the window it was read through.
-    const record = Buffer.from(view(pos, total));
+    const record = view(pos, total);
     const flags = record.readUInt16LE(8);
     const nameBytes = record.subarray(CENTRAL_HEADER_SIZE, CENTRAL_HEADER_SIZE + nameLength);
     const extra = record.subarray(CENTRAL_HEADER_SIZE + nameLength, CENTRAL_HEADER_SIZE + nameLength + extraLength);
-    const { fields } = parseExtraFields(extra);
-    const values = applyZip64(fields, {
-      compressedSize: record.readUInt32LE(20),
-      uncompressedSize: record.readUInt32LE(24),
-      localHeaderOffset: record.readUInt32LE(42),
-      diskNumber: record.readUInt16LE(34),
-    }, () => `central directory record ${index}`);
+    const fields = extraFieldList(extra);
+    const values = zip64Values(record, fields, index);
     if (values.diskNumber !== 0) throw new SigningError('zip_unsupported', 'multi-disk (spanned) zip archives are not supported');
     records.push({
       index,
@@ -108,4 +105,22 @@ export async function readCentralDirectory(source: DataSource, offset: number, s
     throw new SigningError('zip_invalid', `central directory has ${end - pos} bytes left over after ${count} records`);
   }
   return records;
+}
+
+/**
+ * The record's sizes, offset and disk, with the Zip64 field's values where the header holds its
+ * markers (applyZip64). Most records hold none: those take no detour through applyZip64's
+ * objects, and their `zip64` says only whether the field is there.
+ */
+function zip64Values(record: Buffer, fields: readonly ExtraField[], index: number): ReturnType<typeof applyZip64> {
+  const compressedSize = record.readUInt32LE(20);
+  const uncompressedSize = record.readUInt32LE(24);
+  const localHeaderOffset = record.readUInt32LE(42);
+  const diskNumber = record.readUInt16LE(34);
+  if (compressedSize !== ZIP64_MARKER_32 && uncompressedSize !== ZIP64_MARKER_32 && localHeaderOffset !== ZIP64_MARKER_32 && diskNumber !== ZIP64_MARKER_16) {
+    let zip64 = false;
+    for (let i = 0; i < fields.length; i++) if (fields[i]!.id === EXTRA_ZIP64) zip64 = true;
+    return { compressedSize, uncompressedSize, localHeaderOffset, diskNumber, zip64 };
+  }
+  return applyZip64(fields, { compressedSize, uncompressedSize, localHeaderOffset, diskNumber }, () => `central directory record ${index}`);
 }

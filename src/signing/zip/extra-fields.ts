@@ -16,6 +16,27 @@ export interface ExtraField {
  */
 export function parseExtraFields(extra: Buffer): { fields: ExtraField[]; trailing: Buffer } {
   const fields: ExtraField[] = [];
+  const end = collectFields(extra, fields);
+  return { fields, trailing: extra.subarray(end) };
+}
+
+/**
+ * The fields alone, as parseExtraFields finds them; one shared empty list when there are none.
+ * For the central directory's parser, which runs for every entry of every archive opened: it
+ * needs neither the trailing bytes nor a list of its own per field-less entry (an APK's central
+ * records usually have no extra field at all).
+ */
+export function extraFieldList(extra: Buffer): readonly ExtraField[] {
+  if (extra.length < 4) return NO_FIELDS;
+  const fields: ExtraField[] = [];
+  collectFields(extra, fields);
+  return fields;
+}
+
+const NO_FIELDS: readonly ExtraField[] = Object.freeze([]);
+
+/** Appends the fields of `extra` to `fields`; returns where the last whole field ends. */
+function collectFields(extra: Buffer, fields: ExtraField[]): number {
   let pos = 0;
   while (pos + 4 <= extra.length) {
     const id = extra.readUInt16LE(pos);
@@ -24,7 +45,7 @@ export function parseExtraFields(extra: Buffer): { fields: ExtraField[]; trailin
     fields.push({ id, data: extra.subarray(pos + 4, pos + 4 + size) });
     pos += 4 + size;
   }
-  return { fields, trailing: extra.subarray(pos) };
+  return pos;
 }
 
 export function serializeExtraFields(fields: readonly ExtraField[]): Buffer {

@@ -198,13 +198,13 @@ async function resolveLocalHeaders(source: DataSource, records: CentralRecord[],
     if (offset + LOCAL_HEADER_SIZE > cdOffset) {
       throw new SigningError('zip_overlapping_entries', `local header of ${JSON.stringify(record.name)} at ${offset} is not before the central directory at ${cdOffset}`, { details: { name: record.name } });
     }
-    const fixed = await read(offset, LOCAL_HEADER_SIZE);
+    const fixed = read.arrived(offset, LOCAL_HEADER_SIZE) ?? (await read(offset, LOCAL_HEADER_SIZE));
     const local = checkLocalHeader(fixed, record, leniency);
     const headerLength = localHeaderLength(local);
     if (offset + headerLength > cdOffset) {
       throw new SigningError('zip_overlapping_entries', `local header of ${JSON.stringify(record.name)} runs into the central directory`, { details: { name: record.name } });
     }
-    const localHeader = Buffer.from(await read(offset, headerLength));
+    const localHeader = Buffer.from(read.arrived(offset, headerLength) ?? (await read(offset, headerLength)));
     if (!localHeader.subarray(LOCAL_HEADER_SIZE, LOCAL_HEADER_SIZE + local.nameLength).equals(record.nameBytes)) {
       throw new SigningError('zip_invalid', `local header at ${offset} names a different entry than the central directory (${JSON.stringify(record.name)})`);
     }
@@ -255,7 +255,7 @@ async function resolveLocalHeaders(source: DataSource, records: CentralRecord[],
       localHeader,
       localExtra,
       discarded: leniency !== null,
-      tolerated: leniency?.tolerated ?? [],
+      tolerated: leniency?.tolerated ?? NO_ERRORS,
       unreadable: leniency?.unreadable ?? null,
     };
     entries[record.index] = entry;
@@ -266,6 +266,18 @@ async function resolveLocalHeaders(source: DataSource, records: CentralRecord[],
 
 // Header windows read ahead of the one in use.
 const WINDOWS_AHEAD = 16;
+// An entry that is not discarded tolerates nothing: one shared empty list rather than one each.
+const NO_ERRORS: readonly SigningError[] = Object.freeze([]);
+
+/** windowedReader's reads: awaited, or at once when the bytes have arrived already. */
+interface WindowedReader {
+  (pos: number, length: number): Promise<Buffer>;
+  /**
+   * The bytes, if the planned window that holds them has been read: most headers are found so,
+   * and an await per read (two per entry) cost more than the reading.
+   */
+  arrived(pos: number, length: number): Buffer | undefined;
+}
 
 /**
  * [start, end) ranges, in file order, each covering as many expected headers (and data
@@ -293,26 +305,43 @@ function planWindows(order: readonly CentralRecord[], cdOffset: number): [number
  * Reads at increasing positions, served from the planned windows (prefetched WINDOWS_AHEAD at a
  * time) or, when a header is longer than planned, by a read of its own. Never past `limit`.
  */
-function windowedReader(source: DataSource, windows: readonly [number, number][], limit: number): (pos: number, length: number) => Promise<Buffer> {
+function windowedReader(source: DataSource, windows: readonly [number, number][], limit: number): WindowedReader {
   const reads = new Map<number, Promise<Buffer>>();
+  const arrived = new Map<number, Buffer>();
   let current = 0;
   let launched = 0;
   const launch = (): void => {
     while (launched < windows.length && launched < current + WINDOWS_AHEAD) {
       const [start, end] = windows[launched]!;
+      const index = launched;
       const read = source.read(start, end - start);
       // A rejection surfaces when the window is awaited; until then it is not "unhandled".
-      read.catch(() => {});
-      reads.set(launched, read);
+      read.then((bytes) => index >= current && arrived.set(index, bytes), () => {});
+      reads.set(index, read);
       launched += 1;
     }
   };
-  return async (pos, length) => {
-    const end = Math.min(pos + length, limit);
-    while (current < windows.length && windows[current]![1] <= pos) reads.delete(current++);
+  /** The planned window holding [pos, end), moving past those that end before `pos`. */
+  const windowFor = (pos: number, end: number): [number, number] | undefined => {
+    while (current < windows.length && windows[current]![1] <= pos) {
+      reads.delete(current);
+      arrived.delete(current++);
+    }
     launch();
     const window = windows[current];
-    if (window === undefined || pos < window[0] || end > window[1]) return await source.read(pos, end - pos);
+    return window === undefined || pos < window[0] || end > window[1] ? undefined : window;
+  };
+  const read = async (pos: number, length: number): Promise<Buffer> => {
+    const end = Math.min(pos + length, limit);
+    const window = windowFor(pos, end);
+    if (window === undefined) return await source.read(pos, end - pos);
     return (await reads.get(current)!).subarray(pos - window[0], end - window[0]);
   };
+  return Object.assign(read, {
+    arrived(pos: number, length: number): Buffer | undefined {
+      const end = Math.min(pos + length, limit);
+      const window = windowFor(pos, end);
+      return window === undefined ? undefined : arrived.get(current)?.subarray(pos - window[0], end - window[0]);
+    },
+  });
 }
