@@ -10,17 +10,34 @@ const POLY = 0xedb88320;
 const ONE = 0x80000000;
 const X8 = 0x00800000;
 
+// x^-8: P has a constant term, so x is invertible modulo P; x · 0xdb710641 = 1 (reflected), and
+// this is that to the 8th power. crc32-combine.test.ts checks both.
+const X8_INVERSE = 0x6567cb95;
+
 /** CRC-32 of A ‖ B from crc(A), crc(B) and B's length in bytes. */
 export function crc32Combine(crcA: number, crcB: number, lengthB: number): number {
-  if (!Number.isSafeInteger(lengthB) || lengthB < 0) throw new RangeError(`length ${lengthB} is not a byte count`);
-  // x^(8·lengthB) mod P by squaring: `power` runs through x^8, x^16, x^32, …
-  let shift = ONE;
-  let power = X8;
-  for (let n = lengthB; n > 0; n = Math.floor(n / 2)) {
-    if (n % 2 === 1) shift = multiplyModP(shift, power);
+  return (multiplyModP(powerOf(X8, lengthB), crcA >>> 0) ^ crcB) >>> 0;
+}
+
+/**
+ * CRC-32 of B, the middle of A ‖ B ‖ C, from crc(A ‖ B ‖ C), crc(A), crc(C) and the lengths of
+ * B and C: crc32Combine undone for C (a multiplication by x^(-8|C|)), then for A.
+ */
+export function crc32Middle(crcWhole: number, crcA: number, crcC: number, lengthB: number, lengthC: number): number {
+  const crcAB = multiplyModP(powerOf(X8_INVERSE, lengthC), ((crcWhole ^ crcC) >>> 0));
+  return (crcAB ^ multiplyModP(powerOf(X8, lengthB), crcA >>> 0)) >>> 0;
+}
+
+/** base^bytes mod P by squaring (base x^8 or x^-8: `power` runs through base, base^2, base^4, …). */
+function powerOf(base: number, bytes: number): number {
+  if (!Number.isSafeInteger(bytes) || bytes < 0) throw new RangeError(`length ${bytes} is not a byte count`);
+  let result = ONE;
+  let power = base;
+  for (let n = bytes; n > 0; n = Math.floor(n / 2)) {
+    if (n % 2 === 1) result = multiplyModP(result, power);
     power = multiplyModP(power, power);
   }
-  return (multiplyModP(shift, crcA >>> 0) ^ crcB) >>> 0;
+  return result;
 }
 
 /** a · b mod P, both reflected. */

@@ -42,7 +42,8 @@ export async function signLoose(context: Context, bundle: BundleNode, entry: Zip
     const target = { report, records: context.records, signingTime: context.signingTime, level: context.options.compressionLevel };
     return [{ name: entry.name, streamed: true, write: streamedWrite(entry, stream, signing, target) }];
   }
-  const result = await context.pool.sign(signing);
+  // readMachO checked `bytes` against the entry's CRC-32.
+  const result = await context.pool.sign({ ...signing, crc32: entry.crc32 });
   context.records.set(entry.name, { kind: 'file', sha1: Buffer.from(result.sha1), sha256: Buffer.from(result.sha256) });
   const compressed = compressSigned(context, entry, result);
   return [{ name: entry.name, write: (writer) => writeSigned(context, writer, entry, result, compressed, report) }];
@@ -126,7 +127,8 @@ export async function finishBundle(context: Context, bundle: BundleNode, bytes: 
     output.push({ name: executableName, streamed: true, write: streamedWrite(bundle.executableEntry, stream, signing, target) });
   } else {
     await fillSlot();
-    const result = await context.pool.sign(signing);
+    // Not streamed: `bytes` is the whole executable, checked against the entry's CRC-32 (readMachO).
+    const result = await context.pool.sign({ ...signing, crc32: bundle.executableEntry.crc32 });
     if (signing.sealed === true) records.set(executableName, { kind: 'file', sha1: Buffer.from(result.sha1), sha256: Buffer.from(result.sha256) });
     const compressed = compressSigned(context, bundle.executableEntry, result);
     output.push({ name: executableName, write: (writer) => writeSigned(context, writer, bundle.executableEntry, result, compressed, report) });

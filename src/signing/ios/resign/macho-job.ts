@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import type { Identity } from '../../cms/index.ts';
 import type { PlistDict } from '../../plist/index.ts';
+import { crc32Combine, crc32Middle } from '../../zip/crc32-combine.ts';
 import { identityCodeSigner, signMachO, type CodeSigner, type SignMachOOptions } from '../codesign/index.ts';
 
 export interface SlotDigests {
@@ -31,6 +32,11 @@ export interface MachOJob {
    * SHA-256). The top-level app's main executable is sealed by no one: its digests are skipped.
    */
   sealed?: boolean;
+  /**
+   * The CRC-32 of `bytes`, checked against them as they were read (read-macho.ts): the signed
+   * file's CRC-32 is then derived for the code it keeps rather than computed over it again.
+   */
+  crc32?: number;
 }
 
 /** Where a piece of the signed file lives: the input buffer (unchanged code) or the new bytes. */
@@ -79,6 +85,7 @@ export function runMachOJob(job: MachOJob): MachOJobResult {
   const sha1 = createHash('sha1');
   const sha256 = createHash('sha256');
   let crc = 0;
+  const kept = job.crc32 === undefined ? undefined : keptCodeCrc(signed.chunks, input, job.crc32);
   // New bytes (headers, signatures) are gathered into one buffer; unchanged code stays a view of
   // the input, so an 80 MiB executable crosses back to the caller without being copied.
   const freshLength = signed.chunks.reduce((n, c) => n + (c.buffer === input.buffer ? 0 : c.length), 0);
@@ -90,7 +97,7 @@ export function runMachOJob(job: MachOJob): MachOJobResult {
       sha1.update(chunk);
       sha256.update(chunk);
     }
-    crc = crc32(chunk, crc);
+    crc = chunk === kept?.chunk ? crc32Combine(crc, kept.crc, chunk.length) : crc32(chunk, crc);
     if (chunk.buffer === input.buffer) chunks.push({ source: 'input', offset: chunk.byteOffset, length: chunk.length });
     else {
       chunk.copy(fresh, freshAt);
@@ -110,6 +117,24 @@ export function runMachOJob(job: MachOJob): MachOJobResult {
     cdhashes: signed.slices.map((s) => (s.codeDirectories[0]?.digest.subarray(0, 20).toString('hex') ?? '')),
     headLength: signed.headLength,
   };
+}
+
+/**
+ * The CRC-32 of the input's code that the signed file keeps, from the input's own CRC-32: a thin
+ * file keeps one run of it, between the old header and the old signature, which are small; their
+ * CRC-32s and the whole's give the middle's (crc32-combine.ts). The bytes of the run are not read
+ * again. Nothing relies on this further than on a CRC-32 computed here: verification checks the
+ * output's CRC-32 against the bytes it reads back. Undefined when no single run is worth it (a fat
+ * file keeps a run per slice).
+ */
+function keptCodeCrc(chunks: readonly Buffer[], input: Buffer, inputCrc: number): { chunk: Buffer; crc: number } | undefined {
+  const views = chunks.filter((chunk) => chunk.buffer === input.buffer);
+  if (views.length !== 1) return undefined;
+  const chunk = views[0]!;
+  const start = chunk.byteOffset - input.byteOffset;
+  const end = start + chunk.length;
+  if (start < 0 || end > input.length || start + (input.length - end) >= chunk.length) return undefined;
+  return { chunk, crc: crc32Middle(inputCrc, crc32(input.subarray(0, start)), crc32(input.subarray(end)), chunk.length, input.length - end) };
 }
 
 /** The signed file as Buffers (views of the two transferred ArrayBuffers). */

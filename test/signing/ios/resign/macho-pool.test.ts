@@ -1,15 +1,20 @@
 // The Mach-O signing pool: a job signed on a worker thread (input and output buffers transferred,
-// not copied) gives exactly the bytes of the same job signed in-process; the OrderedGate hands
-// out slots in ticket order whatever order they are asked in.
+// not copied) gives exactly the bytes of the same job signed in-process; a job that brings its
+// input's CRC-32 gets the signed file's derived from it; the OrderedGate hands out slots in
+// ticket order whatever order they are asked in.
 import assert from 'node:assert/strict';
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, it } from 'node:test';
+import { crc32 } from 'node:zlib';
 import { plistDict, plistString } from '../../../../src/signing/plist/index.ts';
 import { resultChunks, type MachOJob } from '../../../../src/signing/ios/resign/macho-job.ts';
 import { inProcessPool, workerPool } from '../../../../src/signing/ios/resign/macho-pool.ts';
 import { OrderedGate } from '../../../../src/signing/ios/resign/ordered-gate.ts';
 import { verifyMachO } from '../../../../src/signing/ios/codesign/index.ts';
-import { buildThin, needsToolchain } from '../../../support/macho-build.ts';
+import { buildFatFile, buildThin, needsToolchain } from '../../../support/macho-build.ts';
 import { testPki } from '../../../support/pki.ts';
 
 describe('Mach-O signing pool', needsToolchain(), () => {
@@ -45,6 +50,41 @@ describe('Mach-O signing pool', needsToolchain(), () => {
       assert.equal(report.slices[0]!.identifier, 'com.example.pool');
     } finally {
       await pool.close();
+    }
+  });
+
+  it("derives the signed file's CRC-32 from the input's for a thin file, and computes it for a fat one", async () => {
+    const job = (bytes: Buffer, crc: number | undefined): MachOJob => ({
+      bytes,
+      name: 'Payload/A.app/Frameworks/F.framework/F',
+      identifier: undefined,
+      isMainExecutable: false,
+      entitlements: undefined,
+      infoPlist: undefined,
+      codeResources: undefined,
+      identity: testPki().leaf,
+      signingTime: new Date('2026-01-01T00:00:00Z'),
+      ...(crc === undefined ? {} : { crc32: crc }),
+    });
+    const pool = inProcessPool();
+    // 256 KiB of code in a __blob section, so that the kept run is large beside the header and signature.
+    const blobFile = path.join(mkdtempSync(path.join(tmpdir(), 'signet-crc-')), 'blob');
+    writeFileSync(blobFile, randomBytes(256 * 1024));
+    const thin = buildThin({ arch: 'arm64', kind: 'dylib', minOS: '14.0', blobFile, linkerSigned: true });
+    const fat = buildFatFile([thin, buildThin({ arch: 'x86_64', kind: 'dylib', minOS: '14.0', blobFile })]);
+    rmSync(path.dirname(blobFile), { recursive: true });
+    for (const file of [thin, fat]) {
+      const plain = await pool.sign(job(Buffer.from(file), undefined));
+      const derived = await pool.sign(job(Buffer.from(file), crc32(file)));
+      const signed = Buffer.concat(resultChunks(derived));
+      assert.ok(signed.equals(Buffer.concat(resultChunks(plain))));
+      assert.equal(derived.crc32, crc32(signed));
+      assert.equal(plain.crc32, crc32(signed));
+      // A wrong input CRC-32 shows which was used: derived for the thin file's kept code, whose
+      // bytes are not read again; the fat file's, computed from its bytes, is still right.
+      const misled = await pool.sign(job(Buffer.from(file), (crc32(file) ^ 1) >>> 0));
+      if (file === thin) assert.notEqual(misled.crc32, crc32(signed));
+      else assert.equal(misled.crc32, crc32(signed));
     }
   });
 
