@@ -20,6 +20,13 @@ if (run([path.join(path.dirname(import.meta.dirname), 'console', 'scripts', 'typ
   process.exit(1);
 }
 
+// bin/signet runs the bundle built from this tree (scripts/build-server.ts), so the tests that run
+// the command test it; built here too because `npm ci` built it from the tree as it was then.
+if (run([path.join(import.meta.dirname, 'build-server.ts')]) !== 0) {
+  console.error('building the bundle bin/signet runs failed');
+  process.exit(1);
+}
+
 const patterns = process.argv.slice(2).map((arg) =>
   existsSync(arg) && statSync(arg).isDirectory() ? `${arg.replace(/\/+$/, '')}/**/*.test.ts` : arg,
 );

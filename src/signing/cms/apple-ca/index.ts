@@ -32,6 +32,7 @@ let loaded: Buffer[] | null = null;
 export function bundledAppleCertificates(): Buffer[] {
   loaded ??= [...BUNDLED_APPLE_CAS]
     .sort((a, b) => (a.role === b.role ? 0 : a.role === 'intermediate' ? -1 : 1))
-    .map((ca) => readFileSync(new URL(ca.file, import.meta.url)));
+    // The folder as one literal URL, which bin/signet's bundle resolves to here (scripts/build-server.ts).
+    .map((ca) => readFileSync(new URL(ca.file, new URL('./', import.meta.url))));
   return loaded;
 }
