@@ -1,26 +1,28 @@
-// Builds the JavaScript bin/signet runs: src/ bundled by rolldown into dist/server/, one entry for
-// the command and one per worker thread, with the few packages `signet sign` loads at start-up.
-// Run by `npm ci` (prepare) and by `npm test` before the tests, so that the tests run it too.
+// Builds the JavaScript bin/signet runs: src/ bundled by rolldown into dist/server/<build>/, one
+// entry for the command and one per worker thread, with the few packages `signet sign` loads at
+// start-up. Run by `npm ci` (prepare) and by `npm test` before the tests, so that the tests run it
+// too.
 //
 // Why: Node runs the TypeScript sources directly, resolving, stripping and compiling each of
 // some 300 files as it loads them (the compile cache keeps the compiled code, the rest is done
-// again at every start). Bundled, `signet sign` measured, in alternating runs of 6 against the
-// sources: bench:ipa's random app 1.163 against 1.212 s and 1.845 against 1.910 s of CPU,
-// bench:apk's APK 0.962 against 0.983 s and 1.47 against 1.52 s. bin/signet runs the bundle only
-// while it is fresh (scripts/server-bundle.mjs: the size and modification time of every file it
-// was built from, recorded here in sources.json), and the sources otherwise.
+// again at every start). Bundled, `signet sign` measured, in alternating runs of 8 against the
+// sources: bench:ipa's random app 1.226 against 1.257 s and 1.93 against 1.99 s of CPU, bench:apk's
+// APK 1.003 against 1.017 s and 1.56 against 1.585 s; `signet verify` of a small APK 0.110 against
+// 0.127 s. bin/signet runs the bundle only while it is fresh (scripts/server-bundle.mjs: the size
+// and modification time of every file it was built from, recorded here in sources.json), and the
+// sources otherwise.
 //
-// `new URL('./x', import.meta.url)` in a bundled module would resolve against dist/server/: the
-// plugin below points each at the worker's own entry in the bundle, or else at the file in src/
-// it names (Apple's CA certificates, the SQL migrations, the console's build).
-import { rmSync, statSync, writeFileSync } from 'node:fs';
+// `new URL('./x', import.meta.url)` in a bundled module would resolve against the build's folder:
+// the plugin below points each at the worker's own entry in the bundle, or else at the file in
+// src/ it names (Apple's CA certificates, the SQL migrations, the console's build).
+import { readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'rolldown';
-import { SERVER_BUNDLE_DIR, SOURCES_FILE } from './server-bundle.mjs';
+import { currentServerBuild, SERVER_BUNDLE_DIR, SOURCES_FILE } from './server-bundle.mjs';
 
 const root = fileURLToPath(new URL('../', import.meta.url));
-const outDir = path.join(root, SERVER_BUNDLE_DIR);
+const serverDir = path.join(root, SERVER_BUNDLE_DIR);
 
 /** Entry name → source: the command, and each module a thread runs (the URLs that name them). */
 const ENTRIES: Record<string, string> = {
@@ -43,7 +45,7 @@ const BUNDLED_PACKAGES = /^(pkijs|asn1js|node-forge|commander|jose|@noble\/hashe
 const MODULE_URL = /new URL\((['"])(\.{1,2}\/[^'"]*)\1, import\.meta\.url\)/g;
 
 /** Rewrites `new URL('./…', import.meta.url)` for the bundle's folder (see above). */
-function moduleUrls(): Plugin {
+function moduleUrls(outDir: string): Plugin {
   const entryOf = new Map(Object.entries(ENTRIES).map(([name, source]) => [path.join(root, source), name]));
   return {
     name: 'signet-module-urls',
@@ -61,13 +63,19 @@ function moduleUrls(): Plugin {
   };
 }
 
+/**
+ * A new build in a folder of its own, then the record naming it (see scripts/server-bundle.mjs
+ * for the layout); builds older than the one it replaces are removed.
+ */
 export async function buildServer(): Promise<void> {
-  rmSync(outDir, { recursive: true, force: true });
+  const previous = currentServerBuild(pathToFileURL(root))?.build;
+  const name = `build-${Date.now().toString(36)}`;
+  const outDir = path.join(serverDir, name);
   const output = await build({
     input: Object.fromEntries(Object.entries(ENTRIES).map(([name, source]) => [name, path.join(root, source)])),
     platform: 'node',
     external: (id) => !id.startsWith('.') && !path.isAbsolute(id) && !BUNDLED_PACKAGES.test(id),
-    plugins: [moduleUrls()],
+    plugins: [moduleUrls(outDir)],
     output: { dir: outDir, format: 'esm', entryFileNames: '[name].mjs', chunkFileNames: 'chunk-[hash].mjs' },
     write: true,
   });
@@ -79,7 +87,17 @@ export async function buildServer(): Promise<void> {
       return [path.relative(root, file).split(path.sep).join('/'), [stat.size, stat.mtimeMs]];
     }),
   );
-  writeFileSync(path.join(outDir, SOURCES_FILE), `${JSON.stringify(sources)}\n`);
+  const record = path.join(serverDir, SOURCES_FILE);
+  writeFileSync(`${record}.tmp`, `${JSON.stringify({ build: name, sources })}\n`);
+  renameSync(`${record}.tmp`, record);
+  pruneServerBuilds(serverDir, [name, ...(previous === undefined ? [] : [previous])]);
+}
+
+/** Removes the builds in `dir` but those named in `keep` (the new one and the one it replaces). */
+export function pruneServerBuilds(dir: string, keep: readonly string[]): void {
+  for (const entry of readdirSync(dir)) {
+    if (entry.startsWith('build-') && !keep.includes(entry)) rmSync(path.join(dir, entry), { recursive: true, force: true });
+  }
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) await buildServer();

@@ -11,10 +11,11 @@ import path from 'node:path';
 import { after, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { createPrivateKey } from 'node:crypto';
-import { freshServerBundle, SERVER_BUNDLE_DIR, SOURCES_FILE } from '../../scripts/server-bundle.mjs';
+import { currentServerBuild, freshServerBundle, SERVER_BUNDLE_DIR, SOURCES_FILE } from '../../scripts/server-bundle.mjs';
 import { streamedApk } from '../support/app-packages.ts';
 import { repoRoot, testOutputDir } from '../support/fixtures.ts';
 import { generatedApp } from '../support/ios-app.ts';
+import { pruneServerBuilds } from '../../scripts/build-server.ts';
 import { needsToolchain } from '../support/macho-build.ts';
 import { testPki } from '../support/pki.ts';
 
@@ -27,7 +28,7 @@ describe('freshServerBundle', () => {
   const source = path.join(root, 'src', 'a.ts');
   const record = (): void => {
     const stat = statSync(source);
-    writeFileSync(path.join(root, SERVER_BUNDLE_DIR, SOURCES_FILE), JSON.stringify({ 'src/a.ts': [stat.size, stat.mtimeMs] }));
+    writeFileSync(path.join(root, SERVER_BUNDLE_DIR, SOURCES_FILE), JSON.stringify({ build: 'build-1', sources: { 'src/a.ts': [stat.size, stat.mtimeMs] } }));
   };
   mkdirSync(path.dirname(source), { recursive: true });
   mkdirSync(path.join(root, SERVER_BUNDLE_DIR), { recursive: true });
@@ -36,7 +37,7 @@ describe('freshServerBundle', () => {
     writeFileSync(source, 'export const a = 1;\n');
     assert.equal(freshServerBundle(rootUrl), null, 'no record yet');
     record();
-    assert.equal(freshServerBundle(rootUrl)?.href, new URL(`${SERVER_BUNDLE_DIR}cli.mjs`, rootUrl).href);
+    assert.equal(freshServerBundle(rootUrl)?.href, new URL(`${SERVER_BUNDLE_DIR}build-1/cli.mjs`, rootUrl).href);
     writeFileSync(source, 'export const a = 22;\n');
     assert.equal(freshServerBundle(rootUrl), null, 'size changed');
     record();
@@ -48,6 +49,20 @@ describe('freshServerBundle', () => {
     assert.equal(freshServerBundle(rootUrl), null, 'source removed');
     writeFileSync(path.join(root, SERVER_BUNDLE_DIR, SOURCES_FILE), '{not json');
     assert.equal(freshServerBundle(rootUrl), null, 'unreadable record');
+  });
+});
+
+describe('pruneServerBuilds', () => {
+  it('keeps the new build and the one it replaces (a running server may import from it), and removes older ones', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'signet-builds-'));
+    try {
+      for (const name of ['build-a', 'build-b', 'build-c']) mkdirSync(path.join(dir, name));
+      writeFileSync(path.join(dir, SOURCES_FILE), '{}');
+      pruneServerBuilds(dir, ['build-c', 'build-b']);
+      assert.deepEqual(readdirSync(dir).sort(), ['build-b', 'build-c', SOURCES_FILE]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 
@@ -65,18 +80,18 @@ process.on('exit', () => process.stderr.write('RESOLVED ' + seen.join(' ') + '\\
     const result = spawnSync(process.execPath, ['--import', tracer, path.join(repoRoot, 'bin/signet'), 'sign', '--help'], { cwd: repoRoot, encoding: 'utf8' });
     assert.equal(result.status, 0, result.stderr);
     const resolved = (/^RESOLVED (.*)$/m.exec(result.stderr)?.[1] ?? '').split(' ');
-    assert.ok(resolved.some((url) => url.endsWith(`/${SERVER_BUNDLE_DIR}cli.mjs`)), resolved.join('\n'));
+    assert.ok(resolved.some((url) => url.endsWith(`/${SERVER_BUNDLE_DIR}${currentServerBuild(pathToFileURL(`${repoRoot}/`))!.build}/cli.mjs`)), resolved.join('\n'));
     assert.deepEqual(resolved.filter((url) => url.includes('/src/') && url.endsWith('.ts')), []);
   });
 
   it("points every module URL at a file or folder that exists (workers' entries, Apple's CAs, migrations)", { skip: fresh ? false : NOT_BUILT }, () => {
-    const dir = path.join(repoRoot, SERVER_BUNDLE_DIR);
+    const dir = path.join(repoRoot, SERVER_BUNDLE_DIR, currentServerBuild(pathToFileURL(`${repoRoot}/`))!.build);
     const urls = new Set<string>();
     for (const file of readdirSync(dir).filter((name) => name.endsWith('.mjs'))) {
       for (const [, href] of readFileSync(path.join(dir, file), 'utf8').matchAll(/new URL\("([^"]+)", import\.meta\.url\)/g)) urls.add(href!);
     }
     // The workers of both engines and of the service, and the data the bundled code reads.
-    for (const expected of ['./scan-worker.mjs', './digest-worker.mjs', './macho-worker.mjs', './signer-thread.mjs', '../../src/signing/cms/apple-ca/', '../../src/db/migrations/']) {
+    for (const expected of ['./scan-worker.mjs', './digest-worker.mjs', './macho-worker.mjs', './signer-thread.mjs', '../../../src/signing/cms/apple-ca/', '../../../src/db/migrations/']) {
       assert.ok(urls.has(expected), `${expected} among ${[...urls].join(', ')}`);
     }
     // console/dist is built by `npm ci` like this bundle; every other target must exist.
