@@ -17,7 +17,11 @@ const NESTED_PAYLOAD = /^(?!__MACOSX\/)(.+?\/)Payload\/[^/]+\.app\//;
 
 /** `entries`: the archive's entries or central directory records (only names are read). */
 export function detectPlatform(entries: readonly { readonly name: string }[]): Detected {
-  const names = entries.map((e) => e.name);
+  return detectPlatformByNames(entries.map((e) => e.name));
+}
+
+/** detectPlatform from the entries' names (ZipReader.readNames). */
+export function detectPlatformByNames(names: readonly string[]): Detected {
   const apps = new Set<string>();
   for (const name of names) {
     const match = APP_IN_PAYLOAD.exec(name);

@@ -35,42 +35,8 @@ export interface CentralRecord {
  * the records must consume the directory exactly; leftover or missing bytes are an error.
  */
 export async function readCentralDirectory(source: DataSource, offset: number, size: number, count: number): Promise<CentralRecord[]> {
-  // APPNOTE 4.3.12: every record is at least 46 bytes, so a count the size cannot hold is bogus.
-  if (count * CENTRAL_HEADER_SIZE > size) {
-    throw new SigningError('zip_invalid', `central directory of ${size} bytes cannot hold ${count} entries`);
-  }
-  const end = offset + size;
-  let window: Buffer = Buffer.alloc(0);
-  let windowStart = offset;
-  // Records are sliced from the window without a promise each; a read happens only when a record
-  // runs past the window (a few times per MiB of directory).
-  const inWindow = (pos: number, length: number): boolean => {
-    if (pos + length > end) throw new SigningError('zip_invalid', `central directory record ${records.length} runs past the end of the central directory`);
-    return pos >= windowStart && pos + length <= windowStart + window.length;
-  };
-  // The records are views of the window, which is copied once as it is read (a source may hand
-  // out views of memory that is not its caller's to keep), not record by record: that was two
-  // objects per entry for V8 to move and promote, when the directory outlives them all anyway.
-  const refill = async (pos: number, length: number): Promise<void> => {
-    windowStart = pos;
-    window = Buffer.from(await source.read(pos, Math.min(end - pos, Math.max(length, WINDOW))));
-  };
-  const view = (pos: number, length: number): Buffer => window.subarray(pos - windowStart, pos - windowStart + length);
-
   const records: CentralRecord[] = [];
-  let pos = offset;
-  for (let index = 0; index < count; index++) {
-    if (!inWindow(pos, CENTRAL_HEADER_SIZE)) await refill(pos, CENTRAL_HEADER_SIZE);
-    const fixed = view(pos, CENTRAL_HEADER_SIZE);
-    if (fixed.readUInt32LE(0) !== CENTRAL_HEADER_SIGNATURE) {
-      throw new SigningError('zip_invalid', `central directory record ${index} at ${pos} has no signature (APPNOTE 4.3.12)`);
-    }
-    const nameLength = fixed.readUInt16LE(28);
-    const extraLength = fixed.readUInt16LE(30);
-    const commentLength = fixed.readUInt16LE(32);
-    const total = CENTRAL_HEADER_SIZE + nameLength + extraLength + commentLength;
-    if (!inWindow(pos, total)) await refill(pos, total);
-    const record = view(pos, total);
+  await walkRecords(source, offset, size, count, (record, index, nameLength, extraLength) => {
     const flags = record.readUInt16LE(8);
     const nameBytes = record.subarray(CENTRAL_HEADER_SIZE, CENTRAL_HEADER_SIZE + nameLength);
     const extra = record.subarray(CENTRAL_HEADER_SIZE + nameLength, CENTRAL_HEADER_SIZE + nameLength + extraLength);
@@ -99,12 +65,65 @@ export async function readCentralDirectory(source: DataSource, offset: number, s
       comment: record.subarray(CENTRAL_HEADER_SIZE + nameLength + extraLength),
       record,
     });
+  });
+  return records;
+}
+
+/**
+ * The names of the `count` records in [offset, offset + size), held to the same structure as
+ * readCentralDirectory's (signatures, lengths, nothing left over) but with nothing else decoded:
+ * all that telling an archive's kind needs (~3 ms against ~18 ms for bench:apk's 4,559 entries).
+ */
+export async function readCentralDirectoryNames(source: DataSource, offset: number, size: number, count: number): Promise<string[]> {
+  const names: string[] = [];
+  await walkRecords(source, offset, size, count, (record, _index, nameLength) => {
+    names.push(decodeName(record.subarray(CENTRAL_HEADER_SIZE, CENTRAL_HEADER_SIZE + nameLength), (record.readUInt16LE(8) & FLAG_UTF8) !== 0));
+  });
+  return names;
+}
+
+/** Calls `visit` with each whole record (a view, see refill) in order, checking the directory's structure. */
+async function walkRecords(source: DataSource, offset: number, size: number, count: number, visit: (record: Buffer, index: number, nameLength: number, extraLength: number) => void): Promise<void> {
+  // APPNOTE 4.3.12: every record is at least 46 bytes, so a count the size cannot hold is bogus.
+  if (count * CENTRAL_HEADER_SIZE > size) {
+    throw new SigningError('zip_invalid', `central directory of ${size} bytes cannot hold ${count} entries`);
+  }
+  const end = offset + size;
+  let window: Buffer = Buffer.alloc(0);
+  let windowStart = offset;
+  // Records are sliced from the window without a promise each; a read happens only when a record
+  // runs past the window (a few times per MiB of directory).
+  const inWindow = (pos: number, length: number, index: number): boolean => {
+    if (pos + length > end) throw new SigningError('zip_invalid', `central directory record ${index} runs past the end of the central directory`);
+    return pos >= windowStart && pos + length <= windowStart + window.length;
+  };
+  // The records are views of the window, which is copied once as it is read (a source may hand
+  // out views of memory that is not its caller's to keep), not record by record: that was two
+  // objects per entry for V8 to move and promote, when the directory outlives them all anyway.
+  const refill = async (pos: number, length: number): Promise<void> => {
+    windowStart = pos;
+    window = Buffer.from(await source.read(pos, Math.min(end - pos, Math.max(length, WINDOW))));
+  };
+  const view = (pos: number, length: number): Buffer => window.subarray(pos - windowStart, pos - windowStart + length);
+
+  let pos = offset;
+  for (let index = 0; index < count; index++) {
+    if (!inWindow(pos, CENTRAL_HEADER_SIZE, index)) await refill(pos, CENTRAL_HEADER_SIZE);
+    const fixed = view(pos, CENTRAL_HEADER_SIZE);
+    if (fixed.readUInt32LE(0) !== CENTRAL_HEADER_SIGNATURE) {
+      throw new SigningError('zip_invalid', `central directory record ${index} at ${pos} has no signature (APPNOTE 4.3.12)`);
+    }
+    const nameLength = fixed.readUInt16LE(28);
+    const extraLength = fixed.readUInt16LE(30);
+    const commentLength = fixed.readUInt16LE(32);
+    const total = CENTRAL_HEADER_SIZE + nameLength + extraLength + commentLength;
+    if (!inWindow(pos, total, index)) await refill(pos, total);
+    visit(view(pos, total), index, nameLength, extraLength);
     pos += total;
   }
   if (pos !== end) {
     throw new SigningError('zip_invalid', `central directory has ${end - pos} bytes left over after ${count} records`);
   }
-  return records;
 }
 
 /**

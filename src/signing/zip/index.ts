@@ -5,7 +5,7 @@
 //   const zip = await ZipReader.open(source, { limits?: Partial<ZipLimits>, discarded?: (name) => boolean });
 //                                             validates everything up front; entries the caller drops
 //                                             unread get lighter checks (entry.tolerated, entry.unreadable)
-//   await ZipReader.readRecords(source)       central directory records only (names), local headers unread
+//   await ZipReader.readNames(source)         the entries' names only (structure checked), local headers unread
 //   zip.entries: readonly ZipEntry[]          central directory order
 //   zip.entriesInFileOrder(): ZipEntry[]      local header order (apksig copy order)
 //   zip.getEntry(name): ZipEntry | undefined

@@ -3,7 +3,7 @@
 import type { Readable } from 'node:stream';
 import type { DataSource } from '../data-source.ts';
 import { SigningError } from '../errors.ts';
-import { readCentralDirectory, type CentralRecord } from './central-directory.ts';
+import { readCentralDirectory, readCentralDirectoryNames, type CentralRecord } from './central-directory.ts';
 import { openContentStream, openRawStream, readContentChunks, readEntryBytes, readRawChunks } from './entry-content.ts';
 import type { ZipEntry } from './entry.ts';
 import { readEndOfCentralDirectory } from './eocd.ts';
@@ -85,24 +85,31 @@ export class ZipReader {
   }
 
   /**
-   * The central directory's records alone (EOCD and CD checked, local headers not read): enough
-   * to tell what an archive holds by its names. Whoever reads the entries opens the archive with
-   * `open`, which checks everything; `signet sign` uses this to pick the engine without reading
-   * every local header twice.
+   * The entries' names alone (EOCD and the central directory's structure checked, nothing else
+   * decoded, local headers not read): enough to tell what an archive holds. Whoever reads the
+   * entries opens the archive with `open`, which checks everything; `signet sign` uses this to
+   * pick the engine without parsing the directory twice.
    */
-  static async readRecords(source: DataSource, options: Pick<ZipOpenOptions, 'limits'> = {}): Promise<readonly CentralRecord[]> {
+  static async readNames(source: DataSource, options: Pick<ZipOpenOptions, 'limits'> = {}): Promise<readonly string[]> {
     try {
-      return (await ZipReader.readDirectory(source, resolveLimits(options.limits))).records;
+      const end = await ZipReader.readEnd(source, resolveLimits(options.limits));
+      return await readCentralDirectoryNames(source, end.centralDirectoryOffset, end.centralDirectorySize, end.entryCount);
     } catch (error) {
       if (error instanceof RangeError) throw new SigningError('zip_invalid', `zip structure points outside the file: ${error.message}`, { cause: error });
       throw error;
     }
   }
 
-  private static async readDirectory(source: DataSource, limits: ZipLimits): Promise<{ end: Awaited<ReturnType<typeof readEndOfCentralDirectory>>; records: CentralRecord[] }> {
+  /** The end of central directory record, held to the limits. */
+  private static async readEnd(source: DataSource, limits: ZipLimits): Promise<Awaited<ReturnType<typeof readEndOfCentralDirectory>>> {
     const end = await readEndOfCentralDirectory(source);
     if (end.entryCount > limits.maxEntries) throw new SigningError('zip_bomb', `archive lists ${end.entryCount} entries, more than the limit of ${limits.maxEntries}`);
     if (end.centralDirectorySize > limits.maxCentralDirectorySize) throw new SigningError('zip_bomb', `central directory of ${end.centralDirectorySize} bytes exceeds the limit of ${limits.maxCentralDirectorySize}`);
+    return end;
+  }
+
+  private static async readDirectory(source: DataSource, limits: ZipLimits): Promise<{ end: Awaited<ReturnType<typeof readEndOfCentralDirectory>>; records: CentralRecord[] }> {
+    const end = await ZipReader.readEnd(source, limits);
     const records = await readCentralDirectory(source, end.centralDirectoryOffset, end.centralDirectorySize, end.entryCount);
     return { end, records };
   }

@@ -4,6 +4,8 @@ import { describe, test } from 'node:test';
 import { randomBytes } from 'node:crypto';
 import { deflateRawSync } from 'node:zlib';
 import { buildZip, type BuildEntry } from '../../support/zip-builder.ts';
+import { BufferSource } from '../../../src/signing/data-source.ts';
+import { ZipReader } from '../../../src/signing/zip/index.ts';
 import { duplicateKey } from '../../../src/signing/zip/names.ts';
 import { openBuffer, readAll, rejectsWith } from './helpers.ts';
 
@@ -24,6 +26,20 @@ describe('structure (zip_invalid)', () => {
     await rejectsWith(openBuffer(buildZip([{ name: 'a' }], { eocd: { entryCount: 3 } }).bytes), 'zip_invalid', /cannot hold|runs past/);
     await rejectsWith(openBuffer(buildZip([{ name: 'a' }], { cdTrailing: Buffer.alloc(8) }).bytes), 'zip_invalid', /left over/);
     await rejectsWith(openBuffer(buildZip([{ name: 'a' }], { eocd: { cdOffset: 1 } }).bytes), 'zip_invalid', /signature/);
+  });
+
+  test("readNames holds the directory to the same structure and gives open's names", async () => {
+    const names = (bytes: Buffer) => ZipReader.readNames(new BufferSource(bytes));
+    await rejectsWith(names(buildZip([{ name: 'a' }], { eocd: { cdOffset: 1_000_000 } }).bytes), 'zip_invalid', /runs past/);
+    await rejectsWith(names(buildZip([{ name: 'a' }, { name: 'b' }], { eocd: { entryCount: 1 } }).bytes), 'zip_invalid', /left over/);
+    await rejectsWith(names(buildZip([{ name: 'a' }], { cdTrailing: Buffer.alloc(8) }).bytes), 'zip_invalid', /left over/);
+    await rejectsWith(names(buildZip([{ name: 'a' }], { eocd: { cdOffset: 1 } }).bytes), 'zip_invalid', /signature/);
+    await rejectsWith(names(good.bytes.subarray(0, good.bytes.length - 1)), 'zip_invalid', /end of central directory/);
+    // Flagged UTF-8 that is not, an unflagged CP437 name, and a plain one: decoded as open decodes them.
+    const odd = zipOf([{ name: 'plain.txt' }, { name: 'caf\u00e9.txt' }, { name: Buffer.from([0x63, 0x82, 0x2e, 0x74]), flags: 0 }]);
+    assert.deepEqual(await names(odd), ['plain.txt', 'caf\u00e9.txt', 'c\u00e9.t']);
+    assert.deepEqual(await names(odd), (await openBuffer(odd)).entries.map((e) => e.name));
+    await rejectsWith(names(zipOf([{ name: Buffer.from([0x61, 0xff, 0xfe]) }])), 'zip_invalid', /not valid UTF-8/);
   });
 
   test('local header that is missing or disagrees with the central directory', async () => {
