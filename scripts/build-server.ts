@@ -15,7 +15,7 @@
 // `new URL('./x', import.meta.url)` in a bundled module would resolve against the build's folder:
 // the plugin below points each at the worker's own entry in the bundle, or else at the file in
 // src/ it names (Apple's CA certificates, the SQL migrations, the console's build).
-import { readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Plugin } from 'rolldown';
@@ -44,7 +44,11 @@ const BUNDLED_PACKAGES = /^(pkijs|asn1js|node-forge|commander|jose|@noble\/hashe
 
 const MODULE_URL = /new URL\((['"])(\.{1,2}\/[^'"]*)\1, import\.meta\.url\)/g;
 
-/** Rewrites `new URL('./…', import.meta.url)` for the bundle's folder (see above). */
+/**
+ * Rewrites `new URL('./…', import.meta.url)` for the bundle's folder (see above). A URL naming a
+ * TypeScript module that is not one of ENTRIES fails the build: a thread started from it would
+ * run the sources beside the bundle.
+ */
 function moduleUrls(outDir: string): Plugin {
   const entryOf = new Map(Object.entries(ENTRIES).map(([name, source]) => [path.join(root, source), name]));
   return {
@@ -54,11 +58,34 @@ function moduleUrls(outDir: string): Plugin {
       const rewritten = code.replace(MODULE_URL, (_match, _quote: string, relative: string) => {
         const target = path.resolve(path.dirname(id), relative);
         const entry = entryOf.get(target);
+        if (entry === undefined && target.endsWith('.ts')) this.error(`${path.relative(root, id)} names the module ${relative} by URL: add it to ENTRIES in scripts/build-server.ts`);
         let href = entry === undefined ? path.relative(outDir, target).split(path.sep).join('/') : `./${entry}.mjs`;
         if (relative.endsWith('/') && !href.endsWith('/')) href += '/';
         return `new URL(${JSON.stringify(href)}, import.meta.url)`;
       });
       return rewritten === code ? null : { code: rewritten };
+    },
+  };
+}
+
+/**
+ * Reads each file of the repository the bundle is built from and notes its size and
+ * modification time from the same open file, so that what sources.json records is what was
+ * bundled even when a file is saved during the build.
+ */
+function stampedSources(stamps: Map<string, [number, number]>): Plugin {
+  return {
+    name: 'signet-stamped-sources',
+    load(id) {
+      if (!id.startsWith(root) || !path.isAbsolute(id)) return null;
+      const fd = openSync(id, 'r');
+      try {
+        const stat = fstatSync(fd);
+        stamps.set(id, [stat.size, stat.mtimeMs]);
+        return readFileSync(fd, 'utf8');
+      } finally {
+        closeSync(fd);
+      }
     },
   };
 }
@@ -71,22 +98,18 @@ export async function buildServer(): Promise<void> {
   const previous = currentServerBuild(pathToFileURL(root))?.build;
   const name = `build-${Date.now().toString(36)}`;
   const outDir = path.join(serverDir, name);
+  const stamps = new Map<string, [number, number]>();
   const output = await build({
     input: Object.fromEntries(Object.entries(ENTRIES).map(([name, source]) => [name, path.join(root, source)])),
     platform: 'node',
     external: (id) => !id.startsWith('.') && !path.isAbsolute(id) && !BUNDLED_PACKAGES.test(id),
-    plugins: [moduleUrls(outDir)],
+    plugins: [moduleUrls(outDir), stampedSources(stamps)],
     output: { dir: outDir, format: 'esm', entryFileNames: '[name].mjs', chunkFileNames: 'chunk-[hash].mjs' },
     write: true,
   });
   const files = new Set<string>();
-  for (const chunk of output.output) if (chunk.type === 'chunk') for (const id of chunk.moduleIds) if (id.startsWith(root)) files.add(id);
-  const sources = Object.fromEntries(
-    [...files].sort().map((file) => {
-      const stat = statSync(file);
-      return [path.relative(root, file).split(path.sep).join('/'), [stat.size, stat.mtimeMs]];
-    }),
-  );
+  for (const chunk of output.output) if (chunk.type === 'chunk') for (const id of chunk.moduleIds) if (stamps.has(id)) files.add(id);
+  const sources = Object.fromEntries([...files].sort().map((file) => [path.relative(root, file).split(path.sep).join('/'), stamps.get(file)!]));
   const record = path.join(serverDir, SOURCES_FILE);
   writeFileSync(`${record}.tmp`, `${JSON.stringify({ build: name, sources })}\n`);
   renameSync(`${record}.tmp`, record);
