@@ -4,18 +4,18 @@
 // package with the engines' worker threads (a package above 16 MiB starts them).
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
+import { createPrivateKey } from 'node:crypto';
 import { createWriteStream, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { pipeline } from 'node:stream/promises';
 import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
 import { after, describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
-import { createPrivateKey } from 'node:crypto';
+import { pruneServerBuilds } from '../../scripts/build-server.ts';
 import { currentServerBuild, freshServerBundle, SERVER_BUNDLE_DIR, SOURCES_FILE } from '../../scripts/server-bundle.mjs';
 import { streamedApk } from '../support/app-packages.ts';
 import { repoRoot, testOutputDir } from '../support/fixtures.ts';
 import { generatedApp } from '../support/ios-app.ts';
-import { pruneServerBuilds } from '../../scripts/build-server.ts';
 import { needsToolchain } from '../support/macho-build.ts';
 import { testPki } from '../support/pki.ts';
 
