@@ -98,7 +98,7 @@ process.on('exit', () => process.stderr.write('RESOLVED ' + seen.join(' ') + '\\
     for (const href of urls) if (!href.includes('console/dist')) assert.ok(existsSync(new URL(href, pathToFileURL(dir + path.sep))), href);
   });
 
-  it("signs and verifies an APK and an .ipa large enough for the engines' threads", { skip: fresh ? (needsToolchain().skip || false) : NOT_BUILT }, async () => {
+  it("signs and verifies an APK and an .ipa large enough for the engines' threads", { skip: fresh ? needsToolchain().skip : NOT_BUILT }, async () => {
     const dir = testOutputDir('main', 'server-bundle');
     rmSync(dir, { recursive: true, force: true });
     mkdirSync(dir, { recursive: true });

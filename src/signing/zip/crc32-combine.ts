@@ -24,7 +24,7 @@ export function crc32Combine(crcA: number, crcB: number, lengthB: number): numbe
  * B and C: crc32Combine undone for C (a multiplication by x^(-8|C|)), then for A.
  */
 export function crc32Middle(crcWhole: number, crcA: number, crcC: number, lengthB: number, lengthC: number): number {
-  const crcAB = multiplyModP(powerOf(X8_INVERSE, lengthC), ((crcWhole ^ crcC) >>> 0));
+  const crcAB = multiplyModP(powerOf(X8_INVERSE, lengthC), (crcWhole ^ crcC) >>> 0);
   return (crcAB ^ multiplyModP(powerOf(X8, lengthB), crcA >>> 0)) >>> 0;
 }
 
